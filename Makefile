@@ -1,0 +1,44 @@
+# Two entry points for a newcomer:  `make lab`  and  `make test`.
+# Both are idempotent: the first run sets everything up, later runs reuse it.
+
+VENV        ?= .venv
+PYTHON      ?= python3
+PY          := $(VENV)/bin/python
+# The CPU build of PyTorch is installed first, so the project's `torch>=2.3`
+# is already satisfied and pip never pulls a multi-GB CUDA build. On a GPU
+# machine, install the CUDA build you want into .venv first (see README).
+TORCH_SPEC  ?= torch==2.13.0
+STAMP       := $(VENV)/.installed
+
+.PHONY: lab test setup system-deps bench grade-demo site clean help
+
+help:
+	@echo "make lab    - set up .venv and open JupyterLab on chapters/"
+	@echo "make test   - set up .venv and run the whole test suite"
+	@echo "make bench  - print engine-vs-PyTorch ratios (bench/)"
+	@echo "make clean  - remove build outputs (keeps .venv)"
+
+setup: $(STAMP) system-deps
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	@touch $@
+
+system-deps:
+	@bash tools/system-deps.sh
+
+lab: setup
+	$(VENV)/bin/jupyter lab --notebook-dir=chapters
+
+test: setup
+	$(PY) -m pytest
+
+bench: setup
+	@for f in bench/*_bench.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf build .pytest_cache .hypothesis
+	find . -name __pycache__ -not -path "./$(VENV)/*" -prune -exec rm -rf {} +

@@ -1,0 +1,1 @@
+"""The course autograder: release, self-check, sandboxed grading, gradebook, Gradescope."""

@@ -1,0 +1,1 @@
+"""The course: one notebook per chapter, each backed by a reference engine in a subpackage."""

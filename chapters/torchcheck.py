@@ -1,0 +1,94 @@
+"""The one place that converts engine values to PyTorch and compares them.
+
+Every chapter checks its reference engine against real PyTorch. These helpers
+do the conversions (engine tensor / numpy array <-> ``torch.Tensor``, on
+``"cpu"`` or ``"cuda"``) and the comparison, with messages that say *where*
+two results differ and by how much, not only that they do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+_TORCH_TO_NUMPY_LOW = {torch.bfloat16: "bfloat16", torch.float8_e4m3fn: "float8_e4m3fn",
+                       torch.float8_e5m2: "float8_e5m2"}
+
+
+def available_devices() -> list[str]:
+    """``["cpu"]``, plus ``"cuda"`` where a GPU is visible to torch."""
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def check_device(device: str) -> torch.device:
+    """A torch device, or a clear error when CUDA is asked for but absent."""
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(
+            f"device {device!r} was requested but torch sees no CUDA GPU "
+            f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'no'}). "
+            "Run on device='cpu', or install a CUDA build of torch on a GPU machine."
+        )
+    return dev
+
+
+def to_numpy(value) -> np.ndarray:
+    """An ndarray from a torch tensor, an engine tensor (anything with
+    ``.numpy()``), an array or a Python number. Low-precision torch dtypes
+    come back as the matching ``ml_dtypes`` type, bit for bit."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        if value.dtype in _TORCH_TO_NUMPY_LOW:
+            import ml_dtypes
+
+            bits = value.view(torch.uint8 if value.element_size() == 1 else torch.int16)
+            return bits.numpy().view(getattr(ml_dtypes, _TORCH_TO_NUMPY_LOW[value.dtype]))
+        return value.resolve_conj().resolve_neg().numpy()
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray | np.generic):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+def to_torch(value, device: str = "cpu", requires_grad: bool = False) -> torch.Tensor:
+    """A fresh torch tensor with the same values and dtype (a leaf)."""
+    array = to_numpy(value)
+    name = array.dtype.name
+    if name in _TORCH_TO_NUMPY_LOW.values():
+        torch_dtype = next(t for t, n in _TORCH_TO_NUMPY_LOW.items() if n == name)
+        bits = array.view(np.uint8 if array.dtype.itemsize == 1 else np.int16)
+        out = torch.from_numpy(bits.copy()).view(torch_dtype)
+    else:
+        out = torch.from_numpy(np.array(array, copy=True))
+    out = out.to(check_device(device))
+    return out.requires_grad_(requires_grad)
+
+
+def assert_close(actual, expected, *, rtol: float, atol: float, what: str = "value",
+                 check_dtype: bool = True) -> None:
+    """Assert ``|actual - expected| <= atol + rtol * |expected|`` everywhere,
+    shapes (and dtypes) equal; NaNs must sit in the same places.
+
+    On failure the message names ``what`` was compared, the worst element's
+    index, both values there, and how many elements are out of tolerance.
+    """
+    a, e = to_numpy(actual), to_numpy(expected)
+    if a.shape != e.shape:
+        raise AssertionError(f"{what}: shape {a.shape} != expected {e.shape}")
+    if check_dtype and a.dtype != e.dtype:
+        raise AssertionError(f"{what}: dtype {a.dtype} != expected {e.dtype}")
+    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    if not np.array_equal(np.isnan(a64), np.isnan(e64)):
+        where = np.argwhere(np.isnan(a64) != np.isnan(e64))[0]
+        raise AssertionError(f"{what}: NaN mismatch at index {tuple(where)}: "
+                             f"{a64[tuple(where)]} vs expected {e64[tuple(where)]}")
+    with np.errstate(invalid="ignore"):
+        same_inf = (a64 == e64)
+        err = np.where(same_inf | np.isnan(e64), 0.0, np.abs(a64 - e64))
+        bad = err > atol + rtol * np.abs(e64)
+    if bad.any():
+        worst = np.unravel_index(np.argmax(np.where(bad, err, -1)), a.shape) if a.ndim else ()
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {a.size} elements differ beyond rtol={rtol}, "
+            f"atol={atol}; worst at index {tuple(int(i) for i in worst)}: got "
+            f"{a64[worst]!r}, expected {e64[worst]!r} (|diff| = {err[worst]:.3g})"
+        )

@@ -1,0 +1,1 @@
+"""The labs: one per chapter, each with an instructor source notebook and an exercise spec."""

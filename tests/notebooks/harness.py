@@ -1,0 +1,60 @@
+"""Execute a notebook in a fresh kernel and collect every error it shows.
+
+A cell can fail in two ways: it raises (the kernel reports an error and the
+cell stops), or something *inside* a display raises (a formatter that needs a
+missing `dot`, say) — the cell then "succeeds" but its output is an error
+traceback. Both count as failures here, so we execute with ``allow_errors``
+and then read every output of the executed notebook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class CellError:
+    index: int
+    source: str
+    ename: str
+    evalue: str
+
+    def __str__(self) -> str:
+        first_lines = "\n".join(self.source.splitlines()[:6])
+        return f"cell {self.index}: {self.ename}: {self.evalue}\n--- source ---\n{first_lines}"
+
+
+def course_notebooks() -> list[Path]:
+    """Every notebook under chapters/ and labs/ (lab sample *submissions* are
+    graded by the autograder's tests, not executed here; some are hostile)."""
+    found = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "labs").rglob("*.ipynb"))
+    return [p for p in found if "samples" not in p.relative_to(ROOT).parts
+            and ".ipynb_checkpoints" not in p.parts]
+
+
+def cells_with_outputs(nb) -> list[int]:
+    return [i for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and (c.get("outputs") or c.get("execution_count"))]
+
+
+def execute(path: Path, timeout: int = 300, save_to: Path | None = None):
+    """Run ``path`` top to bottom; return (executed notebook, list of CellError)."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    if save_to is not None:
+        nbformat.write(nb, save_to)
+    errors = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                errors.append(CellError(i, cell.source, out.get("ename", "?"),
+                                        out.get("evalue", "")))
+    return nb, errors

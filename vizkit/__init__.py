@@ -1,0 +1,4 @@
+"""Every picture and widget of the course: graphs, gradient flow, timelines, number formats.
+
+Engines never import vizkit; vizkit reads engine objects through small protocols.
+"""
