@@ -2,17 +2,51 @@
 
 Every picture in the course goes through :func:`show`, so that (1) readers who
 cannot see the figure get the same facts as text, and (2) how plotly figures
-are rendered (JupyterLab's plotly mimetype, plus offline HTML for the static
-site) is decided in exactly one place.
+are rendered is decided in exactly one place, here.
+
+A plotly figure is displayed as one output holding two representations:
+
+* ``application/vnd.plotly.v1+json`` — the figure as JSON. JupyterLab draws it
+  with the ``jupyterlab-plotly`` renderer that ships inside the ``plotly``
+  package (no notebook-wide plotly.js injection, no network).
+* ``text/html`` — a ``<div>`` plus a ``Plotly.newPlot`` call that expects
+  plotly.js to be loaded already. nbconvert has no plotly renderer and so
+  exports this one; the static site (``tools/build_site.py``) puts
+  ``plotly.min.js`` next to its pages and loads it in every page's head, so the
+  exported figures draw offline.
 """
 
 from __future__ import annotations
 
+import json
+
 from IPython.display import Markdown, display
+
+PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+
+
+def _is_plotly(figure) -> bool:
+    return type(figure).__module__.startswith("plotly.") and hasattr(figure, "to_plotly_json")
+
+
+def plotly_bundle(figure) -> dict:
+    """The mimebundle for a plotly figure: JSON for JupyterLab, HTML for nbconvert."""
+    import plotly.io as pio
+
+    spec = json.loads(pio.to_json(figure, validate=False))
+    spec["config"] = {"responsive": True, "displaylogo": False}
+    height = figure.layout.height or 420
+    page = pio.to_html(figure, full_html=False, include_plotlyjs=False,
+                       config=spec["config"], default_height=f"{height}px")
+    title = figure.layout.title.text or "untitled"
+    return {PLOTLY_MIMETYPE: spec, "text/html": page, "text/plain": f"<plotly figure: {title}>"}
 
 
 def show(figure, summary: str) -> None:
     """Display ``figure`` (a plotly Figure, an SVG, a widget...) and then
     ``summary``, a short plain-text description of what it shows."""
-    display(figure)
+    if _is_plotly(figure):
+        display(plotly_bundle(figure), raw=True)
+    else:
+        display(figure)
     display(Markdown(f"*Figure summary:* {summary}"))
