@@ -1,0 +1,30 @@
+"""Chapter 3's reference engine: distributed training (分布式训练).
+
+The transport (:mod:`.transport`: the :class:`Group` interface, real processes
+over ``torch.distributed`` point-to-point, :func:`launch`; :mod:`.sim`: the
+simulated, message-logging world), collectives written from scratch on it
+(:mod:`.collectives`), their alpha-beta costs (:mod:`.cost_model`), and the
+parallel training strategies built from them.
+"""
+
+from .collectives import (
+    ALL_REDUCE_ALGORITHMS,
+    ReduceOp,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    barrier,
+    broadcast,
+    reduce,
+    reduce_scatter,
+)
+from .launch import free_port, launch
+from .sim import Message, SimGroup, SimWorld, run_simulated
+from .transport import DistributedError, Group, TorchGroup, Work, init_from_env
+
+__all__ = [
+    "ALL_REDUCE_ALGORITHMS", "DistributedError", "Group", "Message", "ReduceOp", "SimGroup",
+    "SimWorld", "TorchGroup", "Work", "all_gather", "all_reduce", "all_to_all", "barrier",
+    "broadcast", "free_port", "init_from_env", "launch", "reduce", "reduce_scatter",
+    "run_simulated",
+]

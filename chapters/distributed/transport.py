@@ -1,0 +1,172 @@
+"""The transport: how one rank hands bytes to another.
+
+Every algorithm in this chapter (collectives, DDP, tensor/pipeline parallelism,
+ZeRO) is written against one small interface, :class:`Group`:
+
+* ``rank`` and ``world_size``;
+* ``send(array, dst)`` / ``recv(buffer, src)`` — blocking point-to-point;
+* ``isend(array, dst)`` / ``irecv(buffer, src)`` — non-blocking, each returns a
+  :class:`Work` whose ``wait()`` blocks until the transfer is done;
+* ``bytes_sent`` — how many payload bytes this rank has sent so far.
+
+``recv`` fills a caller-provided numpy buffer in place, exactly like
+``torch.distributed.recv`` fills a tensor: the receiver must know the shape
+and dtype it expects (that is also how real frameworks work). Messages between
+one pair of ranks arrive in the order they were sent.
+
+Two back ends implement it:
+
+* :class:`TorchGroup` — ``torch.distributed`` point-to-point (gloo on CPU,
+  NCCL on GPU) between real processes, started by :func:`chapters.distributed.launch`
+  on this machine or by ``torchrun`` across machines (:func:`init_from_env`).
+* :class:`SimGroup` — a simulated world inside one process (one thread per
+  rank, one queue per ordered pair of ranks) that records every message in a
+  log, so the notebook can draw what each algorithm sends, when, and where.
+  See :mod:`chapters.distributed.sim`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class DistributedError(RuntimeError):
+    """A rank failed, timed out, or ranks disagree (e.g. on a buffer's shape)."""
+
+
+class Work:
+    """A handle on a non-blocking transfer (like ``torch.distributed.Work``)."""
+
+    def wait(self) -> None:  # pragma: no cover - overridden by every back end
+        raise NotImplementedError
+
+
+class DoneWork(Work):
+    """A transfer that was already complete when it was handed back."""
+
+    def wait(self) -> None:
+        return None
+
+
+def as_bytes(array: np.ndarray) -> np.ndarray:
+    """``array``'s memory viewed as a flat ``uint8`` array (no copy).
+
+    Transports move raw bytes, so every dtype — including ``ml_dtypes``'
+    bfloat16, which torch cannot import from numpy — travels the same way."""
+    if not array.flags.c_contiguous:
+        raise DistributedError(
+            f"transport: arrays must be C-contiguous to be sent or received in place "
+            f"(got shape {array.shape}, strides {array.strides}); pass np.ascontiguousarray(x)")
+    return array.reshape(-1).view(np.uint8)
+
+
+class Group(ABC):
+    """A set of ``world_size`` ranks that can exchange numpy arrays."""
+
+    rank: int
+    world_size: int
+    bytes_sent: int
+    #: collectives first check that all ranks pass the same shape and dtype
+    check_shapes: bool = True
+
+    @abstractmethod
+    def isend(self, array: np.ndarray, dst: int) -> Work:
+        """Start sending ``array`` to rank ``dst``; the array must not be
+        modified until the returned work is waited on."""
+
+    @abstractmethod
+    def irecv(self, buffer: np.ndarray, src: int) -> Work:
+        """Start receiving from rank ``src`` into ``buffer`` (same shape and
+        dtype as what the sender sends)."""
+
+    def send(self, array: np.ndarray, dst: int) -> None:
+        self.isend(array, dst).wait()
+
+    def recv(self, buffer: np.ndarray, src: int) -> np.ndarray:
+        self.irecv(buffer, src).wait()
+        return buffer
+
+    def _check_peer(self, peer: int, what: str) -> None:
+        if not 0 <= peer < self.world_size or peer == self.rank:
+            raise DistributedError(
+                f"{what}: rank {self.rank} cannot talk to rank {peer} in a world of "
+                f"{self.world_size} ranks (peers are 0..{self.world_size - 1}, not itself)")
+
+
+class _TorchWork(Work):
+    def __init__(self, work, on_done=None):
+        self._work, self._on_done = work, on_done
+
+    def wait(self) -> None:
+        self._work.wait()
+        if self._on_done is not None:
+            self._on_done()
+            self._on_done = None
+
+
+class TorchGroup(Group):
+    """:class:`Group` over ``torch.distributed`` point-to-point (the default group).
+
+    On CPU (gloo) the bytes of the numpy array are sent in place, with no copy:
+    ``torch.from_numpy`` shares the array's memory. With NCCL (``device="cuda"``)
+    each message is staged through a GPU buffer, because NCCL only moves GPU memory.
+    """
+
+    def __init__(self, device: str = "cpu"):
+        import torch
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            raise DistributedError(
+                "TorchGroup: torch.distributed is not initialised; start the ranks with "
+                "chapters.distributed.launch(fn, world_size) or under torchrun with "
+                "init_from_env()")
+        self._torch, self._dist = torch, dist
+        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        self.device = torch.device(device)
+        self.bytes_sent = 0
+
+    def _wire(self, array: np.ndarray):
+        t = self._torch.from_numpy(as_bytes(array))
+        return t.to(self.device) if self.device.type != "cpu" else t
+
+    def isend(self, array: np.ndarray, dst: int) -> Work:
+        self._check_peer(dst, "isend")
+        self.bytes_sent += array.nbytes
+        return _TorchWork(self._dist.isend(self._wire(array), dst))
+
+    def irecv(self, buffer: np.ndarray, src: int) -> Work:
+        self._check_peer(src, "irecv")
+        if self.device.type == "cpu":
+            return _TorchWork(self._dist.irecv(self._wire(buffer), src))
+        staging = self._torch.empty(buffer.nbytes, dtype=self._torch.uint8, device=self.device)
+
+        def copy_back():
+            as_bytes(buffer)[:] = staging.cpu().numpy()
+
+        return _TorchWork(self._dist.irecv(staging, src), copy_back)
+
+
+def init_from_env(backend: str | None = None) -> TorchGroup:
+    """Join the world described by torchrun's environment variables
+    (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``; ``env://``).
+
+    ``backend`` defaults to NCCL where a GPU is visible, else gloo. Each rank
+    uses GPU ``LOCAL_RANK`` with NCCL."""
+    import os
+
+    import torch
+    import torch.distributed as dist
+
+    if backend is None:
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    device = "cpu"
+    if backend == "nccl":
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        device = f"cuda:{local}"
+    if not dist.is_initialized():
+        dist.init_process_group(backend, init_method="env://")
+    return TorchGroup(device)
