@@ -1,0 +1,383 @@
+"""Lab 1's exercises: graph passes over a plain-data graph.
+
+The references run in the trusted grading process. Ordering and elementwise-ness
+come from the chapter engine (:func:`chapters.graph.topological_sort` and the op
+registry's ``elementwise`` flags), folded values from the registry's numpy
+kernels; the remaining passes are written here, independently of the solutions
+in the source notebook.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from autograder.spec import Case, Exercise, LabSpec
+from chapters.graph import GraphError, Node, TensorMeta, get_op, topological_sort
+
+IMPURE = {"print", "store", "rand"}
+_SCALAR = TensorMeta((), np.float32)
+
+
+def node(name, op, *inputs, **attrs):
+    return {"name": name, "op": op, "inputs": list(inputs), "attrs": dict(attrs)}
+
+
+def graph(nodes, outputs):
+    return {"nodes": list(nodes), "outputs": list(outputs)}
+
+
+# ------------------------------------------------------------------ references
+
+
+def _engine_nodes(g) -> dict[str, Node]:
+    """The plain graph as chapter-1 ``Node`` objects (edges patched in afterwards,
+    so that a cyclic graph can be represented too)."""
+    made = {n["name"]: Node(n["op"], (), {}, meta=_SCALAR, name=n["name"]) for n in g["nodes"]}
+    for n in g["nodes"]:
+        made[n["name"]].inputs = tuple(made[i] for i in n["inputs"])
+    return made
+
+
+def _nodes_on_cycles(g) -> list[str]:
+    """Names of the nodes reachable from the outputs that lie on a cycle (Tarjan)."""
+    inputs = {n["name"]: n["inputs"] for n in g["nodes"]}
+    index, low, on_stack, stack, found = {}, {}, set(), [], set()
+
+    def strongconnect(v):  # graphs with cycles in the cases are small: recursion is fine
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in inputs[v]:
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in inputs[v]:
+                found.update(component)
+
+    for out in g["outputs"]:
+        if out not in index:
+            strongconnect(out)
+    return sorted(found)
+
+
+def ref_order_or_cycle(g):
+    made = _engine_nodes(g)
+    try:
+        return {"order": [n.name for n in topological_sort([made[o] for o in g["outputs"]])]}
+    except GraphError:
+        return {"cycle": _nodes_on_cycles(g)}
+
+
+def _needed(g) -> set[str]:
+    inputs = {n["name"]: n["inputs"] for n in g["nodes"]}
+    stack = list(g["outputs"]) + [n["name"] for n in g["nodes"] if n["op"] in IMPURE]
+    seen = set()
+    while stack:
+        name = stack.pop()
+        if name not in seen:
+            seen.add(name)
+            stack.extend(inputs[name])
+    return seen
+
+
+def ref_eliminate_dead_code(g):
+    live = _needed(g)
+    return graph([n for n in g["nodes"] if n["name"] in live or n["op"] == "placeholder"],
+                 g["outputs"])
+
+
+def ref_fold_constants(g):
+    values, out = {}, []
+    for n in g["nodes"]:
+        if n["op"] == "constant":
+            values[n["name"]] = np.asarray(n["attrs"]["value"])
+            out.append(n)
+        elif (n["op"] not in IMPURE | {"placeholder"} and n["inputs"]
+              and all(i in values for i in n["inputs"])):
+            values[n["name"]] = np.asarray(
+                get_op(n["op"]).kernel(*(values[i] for i in n["inputs"]), **n["attrs"]))
+            out.append(node(n["name"], "constant", value=values[n["name"]]))
+        else:
+            out.append(n)
+    return graph(out, g["outputs"])
+
+
+def _elementwise(op: str) -> bool:
+    return op not in IMPURE and get_op(op).elementwise
+
+
+def ref_fusion_groups(g):
+    position = {n["name"]: k for k, n in enumerate(g["nodes"])}
+    ops = {n["name"]: n["op"] for n in g["nodes"]}
+    readers = {name: set() for name in position}
+    for n in g["nodes"]:
+        for i in n["inputs"]:
+            readers[i].add(n["name"])
+    group = {name: {name} for name in position}
+    for n in g["nodes"]:
+        c = n["name"]
+        for p in set(n["inputs"]):
+            if (_elementwise(ops[p]) and _elementwise(ops[c]) and readers[p] == {c}
+                    and p not in g["outputs"] and group[p] is not group[c]):
+                merged = group[p] | group[c]
+                for member in merged:
+                    group[member] = merged
+    unique = {id(s): s for s in group.values() if len(s) > 1}.values()
+    return sorted((sorted(s, key=position.get) for s in unique), key=lambda s: position[s[0]])
+
+
+def ref_live_intervals(g):
+    steps_reading = {n["name"]: [] for n in g["nodes"]}
+    for k, n in enumerate(g["nodes"]):
+        for i in n["inputs"]:
+            steps_reading[i].append(k)
+    end = len(g["nodes"])
+    return {n["name"]: [k, end if n["name"] in g["outputs"]
+                        else max(steps_reading[n["name"]], default=k)]
+            for k, n in enumerate(g["nodes"])}
+
+
+def ref_assign_buffers(g, nbytes):
+    last = {name: iv[1] for name, iv in ref_live_intervals(g).items()}
+    sizes: list[int] = []
+    assignment: dict[str, int] = {}
+    for k, n in enumerate(g["nodes"]):
+        if n["op"] in ("placeholder", "constant"):
+            continue
+        busy = {assignment[v] for v in assignment if last[v] >= k}
+        free = [b for b in range(len(sizes)) if b not in busy and sizes[b] >= nbytes[n["name"]]]
+        if free:
+            assignment[n["name"]] = min(free, key=lambda b: (sizes[b], b))
+        else:
+            assignment[n["name"]] = len(sizes)
+            sizes.append(nbytes[n["name"]])
+    return {"assignment": assignment, "sizes": sizes}
+
+
+# ------------------------------------------------------------------ comparisons
+
+
+def _names(g):
+    return [n["name"] for n in g["nodes"]]
+
+
+def compare_graphs_by_names(expected, got):
+    try:
+        names, outputs = _names(got), list(got["outputs"])
+    except (TypeError, KeyError):
+        return False, "expected a graph dict with 'nodes' (a list of node dicts) and 'outputs'"
+    want = _names(expected)
+    if names != want:
+        return False, f"kept nodes {names}, expected {want}"
+    if outputs != expected["outputs"]:
+        return False, f"outputs changed to {outputs}; they must stay {expected['outputs']}"
+    return True, "ok"
+
+
+def compare_folded(expected, got):
+    ok, msg = compare_graphs_by_names(expected, got)
+    if not ok:
+        return ok, msg
+    for want, have in zip(expected["nodes"], got["nodes"], strict=True):
+        name = want["name"]
+        try:
+            op, inputs = have["op"], list(have["inputs"])
+        except (TypeError, KeyError):
+            return False, f"node {name} is not a dict with 'op' and 'inputs'"
+        if op != want["op"] or inputs != want["inputs"]:
+            return False, (f"node {name}: got {op}({', '.join(map(str, inputs))}), expected "
+                           f"{want['op']}({', '.join(want['inputs'])})")
+        if want["op"] == "constant":
+            try:
+                value = np.asarray(have["attrs"]["value"], dtype=np.float64)
+            except (TypeError, KeyError, ValueError):
+                return False, f"constant {name} has no numeric attrs['value']"
+            target = np.asarray(want["attrs"]["value"], dtype=np.float64)
+            if value.shape != target.shape or not np.allclose(value, target, rtol=1e-6,
+                                                              atol=1e-9):
+                return False, f"constant {name} = {value.tolist()}, expected {target.tolist()}"
+    return True, "ok"
+
+
+# ------------------------------------------------------------------ cases
+
+
+def _mlp():
+    return graph([
+        node("x", "placeholder"), node("w1", "placeholder"),
+        node("two", "constant", value=2.0), node("half", "constant", value=0.5),
+        node("scale", "mul", "two", "half"), node("h", "matmul", "x", "w1"),
+        node("hs", "mul", "h", "scale"), node("a", "relu", "hs"),
+        node("unused", "exp", "h"), node("y", "tanh", "a"),
+    ], ["y"])
+
+
+def _diamond():
+    return graph([
+        node("x", "placeholder"), node("a", "exp", "x"), node("b", "neg", "x"),
+        node("c", "mul", "a", "b"), node("d", "add", "c", "a"),
+    ], ["d"])
+
+
+def _chain(n):
+    nodes = [node("v0", "placeholder")]
+    nodes += [node(f"v{k}", "neg" if k % 2 else "exp", f"v{k - 1}") for k in range(1, n)]
+    return graph(nodes, [f"v{n - 1}"])
+
+
+def _cyclic():
+    return graph([
+        node("x", "placeholder"), node("a", "add", "x", "d"), node("b", "exp", "a"),
+        node("c", "neg", "b"), node("d", "mul", "c", "x"), node("y", "tanh", "c"),
+    ], ["y"])
+
+
+def _two_outputs():
+    return graph([
+        node("x", "placeholder"), node("y", "placeholder"), node("s", "add", "x", "y"),
+        node("p", "mul", "x", "y"), node("q", "sub", "p", "s"), node("r", "relu", "s"),
+    ], ["q", "r"])
+
+
+def _side_effects():
+    return graph([
+        node("x", "placeholder"), node("unused_in", "placeholder"), node("a", "exp", "x"),
+        node("dbg", "log", "a"), node("p", "print", "dbg"), node("noise", "rand"),
+        node("b", "mul", "a", "noise"), node("dead", "sqrt", "b"), node("y", "neg", "a"),
+    ], ["y"])
+
+
+TOPO = (
+    Case("diamond", (_diamond(),)),
+    Case("mlp_skips_dead_branch", (_mlp(),)),
+    Case("two_outputs_in_order", (_two_outputs(),)),
+    Case("self_loop_is_a_cycle", (graph([node("x", "placeholder"), node("a", "add", "x", "a")],
+                                        ["a"]),)),
+    Case("cycle_through_three_nodes", (_cyclic(),), hidden=True, points=2.0),
+    Case("chain_of_20000_nodes", (_chain(20000),), hidden=True, points=2.0),
+    Case("node_reads_same_input_twice",
+         (graph([node("x", "placeholder"), node("s", "mul", "x", "x"),
+                 node("t", "add", "s", "x")], ["t", "s"]),), hidden=True),
+    Case("unreachable_cycle_is_ignored",
+         (graph([node("x", "placeholder"), node("p", "exp", "q"), node("q", "exp", "p"),
+                 node("y", "neg", "x")], ["y"]),), hidden=True),
+)
+
+DCE = (
+    Case("mlp", (_mlp(),)),
+    Case("keeps_impure_ops_and_their_inputs", (_side_effects(),)),
+    Case("nothing_dead", (_diamond(),), hidden=True),
+    Case("output_reads_only_a_placeholder",
+         (graph([node("x", "placeholder"), node("a", "exp", "x"), node("b", "neg", "a")],
+                ["x"]),), hidden=True),
+    Case("dead_chain_of_5000", (graph(_chain(5000)["nodes"] + [node("y", "abs", "v0")],
+                                      ["y"]),), hidden=True),
+)
+
+_fold_graph = graph([
+    node("x", "placeholder"), node("c1", "constant", value=[1.0, 2.0, 3.0]),
+    node("c2", "constant", value=3.0), node("k", "mul", "c1", "c2"),
+    node("e", "exp", "k"), node("s", "sum", "e", dim=0), node("y", "add", "x", "s"),
+], ["y"])
+
+FOLD = (
+    Case("mlp_scale", (_mlp(),)),
+    Case("chain_of_constants_with_attrs", (_fold_graph,)),
+    Case("nothing_to_fold", (_diamond(),), hidden=True),
+    Case("impure_ops_are_not_folded",
+         (graph([node("c", "constant", value=2.0), node("n", "rand"), node("m", "mul", "c", "n"),
+                 node("p", "print", "c"), node("q", "sqrt", "c")], ["m", "q"]),), hidden=True),
+    Case("matrix_constants",
+         (graph([node("a", "constant", value=[[1.0, 2.0], [3.0, 4.0]]),
+                 node("b", "constant", value=[[0.5], [-1.0]]), node("ab", "matmul", "a", "b"),
+                 node("t", "tanh", "ab"), node("x", "placeholder"), node("y", "mul", "x", "t")],
+                ["y"]),), hidden=True),
+)
+
+_fuse_graph = graph([
+    node("x", "placeholder"), node("w", "placeholder"), node("h", "matmul", "x", "w"),
+    node("a", "mul", "h", "h"), node("b", "exp", "a"), node("c", "neg", "x"),
+    node("d", "add", "b", "c"), node("e", "tanh", "d"), node("s", "sum", "e"),
+], ["s"])
+
+FUSE = (
+    Case("tree_into_add_stops_at_matmul_and_sum", (_fuse_graph,)),
+    Case("diamond_shared_value_is_not_fused", (_diamond(),)),
+    Case("outputs_are_materialised", (_two_outputs(),), hidden=True),
+    Case("long_chain_is_one_group", (_chain(400),), hidden=True),
+    Case("two_separate_groups",
+         (graph([node("x", "placeholder"), node("a", "exp", "x"), node("b", "neg", "a"),
+                 node("m", "matmul", "b", "x"), node("c", "relu", "m"),
+                 node("d", "sigmoid", "c")], ["d"]),), hidden=True),
+    Case("impure_ops_break_chains",
+         (graph([node("x", "placeholder"), node("a", "exp", "x"), node("p", "print", "a"),
+                 node("b", "neg", "x"), node("c", "abs", "b")], ["c", "p"]),), hidden=True),
+)
+
+LIVE = (
+    Case("diamond", (_diamond(),)),
+    Case("mlp_with_dead_value", (_mlp(),)),
+    Case("two_outputs", (_two_outputs(),), hidden=True),
+    Case("chain_of_3000", (_chain(3000),), hidden=True),
+)
+
+
+def _sizes(g, base=64):
+    return {n["name"]: base * (1 + k % 3) for k, n in enumerate(g["nodes"])}
+
+
+_ladder = graph([node("x", "placeholder")]
+                + [node(f"a{k}", "exp" if k % 2 else "neg", f"a{k - 1}" if k else "x")
+                   for k in range(6)], ["a5"])
+
+BUFFERS = (
+    Case("chain_ping_pongs_two_buffers", (_ladder, {f"a{k}": 256 for k in range(6)})),
+    Case("diamond", (_diamond(), {"a": 100, "b": 100, "c": 100, "d": 100})),
+    Case("best_fit_prefers_the_smaller_buffer",
+         (graph([node("x", "placeholder"), node("big", "exp", "x"), node("small", "neg", "x"),
+                 node("u", "add", "big", "small"), node("v", "abs", "u"),
+                 node("w", "relu", "v")], ["w"]),
+          {"big": 400, "small": 100, "u": 400, "v": 80, "w": 80}), hidden=True),
+    Case("mlp_mixed_sizes", (_mlp(), _sizes(_mlp())), hidden=True),
+    Case("two_outputs_stay_alive", (_two_outputs(), _sizes(_two_outputs(), 32)), hidden=True),
+)
+
+LAB = LabSpec(
+    id="lab1_graph",
+    title="Lab 1 — Computational graphs: the passes a compiler runs",
+    source=Path(__file__).with_name("source.ipynb"),
+    exercises=(
+        Exercise("topological_sort", "order_or_cycle", TOPO, ref_order_or_cycle, compare="equal",
+                 hint="DFS post-order with an explicit stack; a grey node met again closes a "
+                      "cycle.", timeout_s=20.0),
+        Exercise("eliminate_dead_code", "eliminate_dead_code", DCE, ref_eliminate_dead_code,
+                 compare=compare_graphs_by_names,
+                 hint="Walk backwards from the outputs AND from every impure node; keep "
+                      "placeholders."),
+        Exercise("fold_constants", "fold_constants", FOLD, ref_fold_constants,
+                 compare=compare_folded,
+                 hint="One pass in node order is enough: a node folded now is a constant for "
+                      "the nodes after it."),
+        Exercise("fusion_groups", "fusion_groups", FUSE, ref_fusion_groups, compare="equal",
+                 hint="An edge p -> c fuses only if c is p's one reader and p is not an output."),
+        Exercise("live_intervals", "live_intervals", LIVE, ref_live_intervals, compare="equal",
+                 hint="Outputs live until len(nodes); values nobody reads die where they are "
+                      "born."),
+        Exercise("assign_buffers", "assign_buffers", BUFFERS, ref_assign_buffers,
+                 compare="equal",
+                 hint="Release buffers whose last use is strictly before this step, then take "
+                      "the smallest free buffer that fits."),
+    ),
+)

@@ -1,0 +1,51 @@
+"""Every lab's spec is consistent with its source notebook, and the source's
+solutions pass every case (public and hidden) against the trusted reference."""
+
+import copy
+
+import pytest
+
+from autograder.notebook import exercise_points, read_notebook
+from autograder.spec import load_lab
+
+from .labkit import LAB_IDS, compare, solution_namespace
+
+
+def test_all_four_labs_exist():
+    assert LAB_IDS == ["lab1_graph", "lab2_autodiff", "lab3_distributed", "lab4_amp"]
+
+
+@pytest.mark.parametrize("lab_id", LAB_IDS)
+def test_spec_matches_source_notebook(lab_id):
+    lab = load_lab(lab_id)
+    lab.validate()
+    assert lab.id == lab_id
+    points = exercise_points(read_notebook(lab.source))
+    assert [ex.id for ex in lab.exercises] == list(points), "same exercises, same order"
+    assert len(lab.exercises) >= 5
+    assert all(p > 0 for p in points.values())
+    for ex in lab.exercises:
+        assert ex.hidden_cases, f"{ex.id} has no hidden case"
+
+
+def _cases():
+    for lab_id in LAB_IDS:
+        for ex in load_lab(lab_id).exercises:
+            for case in ex.cases:
+                yield pytest.param(lab_id, ex.id, case.name, id=f"{lab_id}-{ex.id}-{case.name}")
+
+
+_namespaces: dict = {}
+
+
+@pytest.mark.parametrize(("lab_id", "exercise_id", "case_name"), list(_cases()))
+def test_source_solution_passes_case(lab_id, exercise_id, case_name):
+    if lab_id not in _namespaces:
+        _namespaces[lab_id] = solution_namespace(lab_id)
+    ex = load_lab(lab_id).exercise(exercise_id)
+    case = next(c for c in ex.cases if c.name == case_name)
+    expected = ex.reference(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+    got = _namespaces[lab_id][ex.function](*copy.deepcopy(case.args),
+                                           **copy.deepcopy(case.kwargs))
+    ok, message = compare(ex, expected, got)
+    assert ok, message
