@@ -176,6 +176,18 @@ class Graph:
         self.nodes.remove(node)
         self._ids.discard(node.id)
 
+    def clone(self) -> Graph:
+        """An independent copy with the same node names (so a pass can run on
+        the copy and both versions can be drawn side by side)."""
+        copy = Graph(self.name)
+        twin: dict[int, Node] = {}
+        for node in topological_sort(self.nodes):
+            new = Node(node.op, [twin[i.id] for i in node.inputs], node.attrs, node.meta,
+                       name=node.name)
+            twin[node.id] = copy._add(new)
+        copy.outputs = [twin[o.id] for o in self.outputs]
+        return copy
+
     def __len__(self) -> int:
         return len(self.nodes)
 
