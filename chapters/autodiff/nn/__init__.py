@@ -1,0 +1,27 @@
+"""Neural-network building blocks with ``torch.nn``'s names: modules, layers,
+losses and ``nn.init``. A torch ``state_dict`` loads into the matching engine
+model, so both engines can start from identical weights."""
+
+from . import init
+from .layers import (
+    GELU,
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    Linear,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Tanh,
+)
+from .loss import CrossEntropyLoss, MSELoss
+from .module import Module, Parameter
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+
+__all__ = [
+    "GELU", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
+    "Flatten", "Identity", "LayerNorm", "Linear", "MSELoss", "Module", "Parameter", "ReLU",
+    "Sequential", "Sigmoid", "Tanh", "init",
+]

@@ -1,0 +1,184 @@
+"""Layers: each one holds parameters and calls one function of ``functional``.
+
+The maths lives in :mod:`chapters.autodiff.functional` (forward and VJP rules);
+a layer only owns its weights, initialises them like PyTorch and forwards its
+input. Shapes and defaults follow ``torch.nn``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import Tensor
+from .. import functional as F
+from . import init
+from .module import Module, Parameter
+
+
+def _empty(*shape, dtype=np.float32) -> np.ndarray:
+    return np.zeros(shape, dtype=dtype)
+
+
+class Identity(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+
+class Linear(Module):
+    """``y = x @ W.T + b`` with ``W: (out_features, in_features)``.
+
+    Initialised as torch: ``W, b ~ U(-1/sqrt(in_features), 1/sqrt(in_features))``
+    (``kaiming_uniform_(W, a=sqrt(5))`` is that bound, see :mod:`.init`).
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 dtype=np.float32):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(_empty(out_features, in_features, dtype=dtype))
+        self.register_parameter("bias", Parameter(_empty(out_features, dtype=dtype))
+                                if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Conv2d(Module):
+    """2-D cross-correlation, weight ``(out_channels, in_channels, kh, kw)``.
+
+    Initialised as torch: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` with
+    ``fan_in = in_channels * kh * kw``, for weight and bias.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
+                 padding=0, bias: bool = True, dtype=np.float32):
+        super().__init__()
+        kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding = (kh, kw), stride, padding
+        self.weight = Parameter(_empty(out_channels, in_channels, kh, kw, dtype=dtype))
+        self.register_parameter("bias", Parameter(_empty(out_channels, dtype=dtype))
+                                if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}")
+
+
+class Sequential(Module):
+    """Children called in order; named ``"0"``, ``"1"``, ... as in torch."""
+
+    def __init__(self, *modules: Module):
+        super().__init__()
+        for index, module in enumerate(modules):
+            self.add_module(str(index), module)
+
+    def __getitem__(self, index: int) -> Module:
+        return list(self._modules.values())[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def forward(self, x):
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+
+class ReLU(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu(x)
+
+
+class GELU(Module):
+    """``x * Phi(x)``; ``approximate="tanh"`` uses the tanh formula, as torch."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, approximate=self.approximate)
+
+
+class Tanh(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x.tanh()
+
+
+class Sigmoid(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x.sigmoid()
+
+
+class Flatten(Module):
+    """Merge dims ``start_dim..end_dim`` into one (default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        start = self.start_dim % x.ndim
+        end = self.end_dim % x.ndim
+        return x.reshape(tuple(x.shape[:start]) + (-1,) + tuple(x.shape[end + 1:]))
+
+
+class Dropout(Module):
+    """Zero each element with probability ``p`` in training and scale the rest by
+    ``1 / (1 - p)`` (inverted dropout), so ``eval()`` needs no rescaling."""
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"Dropout probability has to be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, p=self.p, training=self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Embedding(Module):
+    """A lookup table ``weight[indices]``, initialised ``N(0, 1)`` as torch."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, dtype=np.float32):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype))
+        init.normal_(self.weight)
+
+    def forward(self, indices: Tensor) -> Tensor:
+        return F.embedding(indices, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"

@@ -1,0 +1,281 @@
+"""``Module`` and ``Parameter``: how a model owns its weights.
+
+A module is a tree. Each node keeps three ordered tables, exactly as PyTorch's
+``torch.nn.Module`` does:
+
+* ``_parameters``: trainable tensors (``Parameter``), found by the optimizer;
+* ``_buffers``: state that is saved but not trained (BatchNorm's running mean);
+* ``_modules``: child modules.
+
+Assigning an attribute files the value in the right table (``__setattr__``),
+so ``self.fc = Linear(3, 4)`` is all a layer has to write. Every traversal
+(``named_parameters``, ``state_dict``, ``train``/``eval``, ``to``) is a walk
+over this tree with dotted names (``"0.weight"``, ``"block.norm.bias"``) that
+are the same as torch's, which is why a torch ``state_dict`` loads unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+
+import numpy as np
+
+from chapters.torchcheck import to_numpy
+
+from .. import Tensor, no_grad
+
+
+class Parameter(Tensor):
+    """A tensor that is a trainable weight of a module (``requires_grad=True``).
+
+    Like ``torch.nn.Parameter`` it is a leaf: the optimizer updates its
+    ``.data`` in place and backward accumulates into its ``.grad``.
+    """
+
+    def __init__(self, data, requires_grad: bool = True):
+        array = data.data if isinstance(data, Tensor) else np.asarray(data)
+        super().__init__(array, requires_grad=requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class of every layer and model (PyTorch's ``nn.Module`` names)."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ------------------------------------------------------------ registration
+
+    def __setattr__(self, name: str, value) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                f"cannot assign {name!r} before Module.__init__() was called: "
+                f"call super().__init__() first in {type(self).__name__}.__init__")
+        if name in self._buffers and not isinstance(value, Parameter | Module):
+            self._buffers[name] = value  # re-assigning a registered buffer keeps it one
+            return
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        else:
+            object.__setattr__(self, name, value)
+            return
+        self.__dict__.pop(name, None)
+
+    def __getattr__(self, name: str):
+        # Only called when normal lookup fails: look in the three tables.
+        for table in ("_parameters", "_buffers", "_modules"):
+            entries = self.__dict__.get(table, {})
+            if name in entries:
+                return entries[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for table in (self._parameters, self._buffers, self._modules):
+            if name in table:
+                del table[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or ``None``: a declared but absent one, like ``bias=False``)."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r}: "
+                            "wrap it in nn.Parameter(...)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add state that is not trained. Persistent buffers go into ``state_dict``."""
+        self.__dict__.pop(name, None)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        self._modules[name] = module
+
+    # --------------------------------------------------------------- traversal
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """This module and every descendant, depth first, with dotted names."""
+        stack = [(prefix, self)]
+        seen = set()
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = [(f"{name}.{n}" if name else n, m)
+                        for n, m in module._modules.items() if m is not None]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        for name, module in self._modules.items():
+            if module is not None:
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, table: str) -> Iterator[tuple[str, Tensor]]:
+        seen = set()
+        for prefix, module in self.named_modules():
+            for name, value in getattr(module, table).items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))  # a shared (tied) weight is listed once, as in torch
+                yield (f"{prefix}.{name}" if prefix else name), value
+
+    def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
+        return self._named_members("_parameters")
+
+    def parameters(self) -> Iterator[Parameter]:
+        for _, param in self.named_parameters():
+            yield param
+
+    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers")
+
+    def buffers(self) -> Iterator[Tensor]:
+        for _, buf in self.named_buffers():
+            yield buf
+
+    # ------------------------------------------------------------------ modes
+
+    def train(self, mode: bool = True) -> Module:
+        """Switch this module and all descendants to training mode (Dropout
+        drops, BatchNorm uses batch statistics and updates running ones)."""
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """``train(False)``: Dropout is the identity, BatchNorm uses running stats."""
+        return self.train(False)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient. ``set_to_none=True`` (torch's default
+        since 2.0) frees the arrays instead of filling them with zeros."""
+        for param in self.parameters():
+            if set_to_none:
+                param.grad = None
+            elif param.grad is not None:
+                param.grad.data[...] = 0
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for param in self.parameters():
+            param.requires_grad = requires_grad
+        return self
+
+    # ---------------------------------------------------------------- dtypes
+
+    def to(self, dtype) -> Module:
+        """Cast floating-point parameters and buffers to ``dtype`` in place
+        (integer buffers such as ``num_batches_tracked`` keep their dtype, as
+        in torch). Gradients are dropped because their dtype would no longer match."""
+        dtype = np.dtype(dtype)
+        if not np.issubdtype(dtype, np.floating) and dtype.kind != "V":
+            raise TypeError(f"Module.to() only casts to floating-point dtypes, got {dtype}")
+        for module in self.modules():
+            for table in (module._parameters, module._buffers):
+                for value in table.values():
+                    if value is not None and _is_floating(value.data.dtype):
+                        value.data = value.data.astype(dtype)
+                        if value.grad is not None:
+                            value.grad = None
+        return self
+
+    def half(self) -> Module:
+        return self.to(np.float16)
+
+    def float(self) -> Module:
+        return self.to(np.float32)
+
+    def double(self) -> Module:
+        return self.to(np.float64)
+
+    def bfloat16(self) -> Module:
+        import ml_dtypes
+
+        return self.to(ml_dtypes.bfloat16)
+
+    # ------------------------------------------------------------ state dicts
+
+    def state_dict(self) -> OrderedDict[str, Tensor]:
+        """Every parameter and persistent buffer by dotted name, as detached
+        tensors sharing memory with the module (as torch's)."""
+        out: OrderedDict[str, Tensor] = OrderedDict()
+        for prefix, module in self.named_modules():
+            for name, value in module._parameters.items():
+                if value is not None:
+                    out[f"{prefix}.{name}" if prefix else name] = value.detach()
+            for name, value in module._buffers.items():
+                if value is not None and name not in module._non_persistent:
+                    out[f"{prefix}.{name}" if prefix else name] = value.detach()
+        return out
+
+    def load_state_dict(self, state_dict, strict: bool = True):
+        """Copy values into this module's parameters and buffers, in place.
+
+        ``state_dict`` may come from this engine or from **PyTorch**
+        (``torch_model.state_dict()``): values are read through
+        :func:`chapters.torchcheck.to_numpy` and cast to the receiving tensor's
+        dtype, so an engine model and a torch model can start from identical
+        weights. Returns ``(missing_keys, unexpected_keys)`` like torch;
+        ``strict=True`` raises on either.
+        """
+        own = self.state_dict()
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            raise KeyError(f"load_state_dict into {type(self).__name__}: missing keys {missing}, "
+                           f"unexpected keys {unexpected}. The module and the state_dict must "
+                           "come from the same architecture (pass strict=False to allow this).")
+        with no_grad():
+            for key, target in own.items():
+                if key not in state_dict:
+                    continue
+                value = to_numpy(state_dict[key])
+                if value.shape != target.shape:
+                    raise ValueError(f"load_state_dict: {key!r} has shape {tuple(value.shape)} "
+                                     f"in the state_dict but {tuple(target.shape)} in the module")
+                target.data[...] = value.astype(target.data.dtype)
+        return missing, unexpected
+
+    # ----------------------------------------------------------------- calling
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        children = [f"  ({name}): " + repr(m).replace("\n", "\n  ")
+                    for name, m in self._modules.items()]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        return head + ")" if not children else head + "\n" + "\n".join(children) + "\n)"
+
+
+def _is_floating(dtype) -> bool:
+    dtype = np.dtype(dtype)
+    return np.issubdtype(dtype, np.floating) or dtype.name in ("bfloat16",)
