@@ -164,6 +164,10 @@ class SimGroup(Group):
             self.world.clock[self.rank] = max(self.world.clock[self.rank],
                                               self.world.out_free[self.rank])
 
+    def now(self) -> float:
+        """This rank's model clock."""
+        return self.world.clock[self.rank]
+
     def compute(self, seconds: float) -> None:
         """Advance this rank's model clock by ``seconds`` of modelled computation."""
         with self.world.lock:

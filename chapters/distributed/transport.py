@@ -27,6 +27,7 @@ Two back ends implement it:
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -80,6 +81,11 @@ class Group(ABC):
     def irecv(self, buffer: np.ndarray, src: int) -> Work:
         """Start receiving from rank ``src`` into ``buffer`` (same shape and
         dtype as what the sender sends)."""
+
+    def now(self) -> float:
+        """Seconds on this rank's clock: wall time for real processes, the
+        model clock in the simulated world (so timing code runs on both)."""
+        return time.perf_counter()
 
     def send(self, array: np.ndarray, dst: int) -> None:
         self.isend(array, dst).wait()

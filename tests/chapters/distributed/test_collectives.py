@@ -19,6 +19,8 @@ from chapters.distributed import (
     reduce_scatter,
     run_simulated,
 )
+from chapters.distributed import reduce as cm_reduce
+from chapters.distributed.cost_model import fit_alpha_beta, measure_p2p, predict
 
 from . import collective_programs as programs
 
@@ -127,3 +129,36 @@ def test_simulated_failures_name_the_rank_and_never_hang():
         run_simulated(lambda g: all_reduce(g, np.ones(3 + g.rank)), 2)
     with pytest.raises(DistributedError, match="no message from rank"):
         run_simulated(lambda g: g.recv(np.empty(1), 1 - g.rank), 2, timeout=0.5)
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 5, 8])
+@pytest.mark.parametrize("algorithm", ["ring", "naive", "recursive_doubling", "broadcast",
+                                       "reduce", "all_gather", "reduce_scatter"])
+def test_cost_model_predicts_the_simulated_network_exactly(p, algorithm):
+    alpha, beta, n_floats = 3e-5, 2e-9, 120 * 8   # divisible by every p above
+    calls = {"broadcast": lambda g, x: broadcast(g, x, src=0),
+             "reduce": lambda g, x: cm_reduce(g, x, dst=0),
+             "all_gather": lambda g, x: all_gather(g, x[:n_floats // p].copy()),
+             "reduce_scatter": lambda g, x: reduce_scatter(g, x)}
+
+    def program(g):
+        g.check_shapes = False
+        x = np.ones(n_floats)
+        calls.get(algorithm, lambda g, x: all_reduce(g, x, algorithm=algorithm))(g, x)
+
+    _, world = run_simulated(program, p, alpha=alpha, beta=beta)
+    predicted = predict(algorithm, p, 8 * n_floats, alpha, beta)
+    if algorithm == "reduce" and p & (p - 1):
+        # uneven trees: short branches reach the root early and overlap
+        assert predicted * 0.6 < world.makespan() <= predicted
+    else:
+        assert world.makespan() == pytest.approx(predicted)
+
+
+def test_alpha_beta_fit_recovers_the_simulated_link():
+    sizes = [8, 1024, 65536, 1 << 20]
+    times, _ = run_simulated(lambda g: measure_p2p(g, sizes, repeats=2), 3,
+                             alpha=7e-6, beta=3e-10)
+    alpha, beta = fit_alpha_beta(sizes, times[0])
+    assert alpha == pytest.approx(7e-6, rel=1e-6) and beta == pytest.approx(3e-10, rel=1e-6)
+    assert times[0] == times[2]
