@@ -19,11 +19,20 @@ Two clocks are kept for each message:
   model clock for modelled computation. These rules give the textbook costs:
   ring all-reduce takes exactly ``2(p-1)(alpha + n/p beta)`` here, and
   gathering ``p-1`` buffers at one root takes ``(p-1) n beta`` of root bandwidth.
+
+The ranks take turns (cooperative scheduling): exactly one rank runs at a
+time, and it hands over only when it must wait for a message that has not
+been sent yet. So a run is deterministic, a deadlock is detected the moment
+every rank is waiting (instead of after a timeout), and engine code that keeps
+process-wide state (the autodiff engine's grad mode, which is per *process*
+here while torch keeps it per thread) is safe: that state is saved and
+restored at every hand-over, as an operating system saves registers.
 """
 
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -71,6 +80,38 @@ class SimWorld:
         self.lock = threading.Lock()
         self.failed = threading.Event()
         self.t0 = time.perf_counter()
+        # cooperative scheduling: who runs, who waits for whom, who is done
+        self.turn = threading.Condition()
+        self.current = 0
+        self.waiting_for: dict[int, int] = {}
+        self.finished: set[int] = set()
+        self.deadlock = ""
+        self.saved_grad_mode = [True] * world_size
+
+    def hand_over(self, rank: int) -> None:
+        """``rank`` stops running (it waits or is done): pick the next rank that
+        can make progress, round robin. Call with ``self.turn`` held."""
+        state = _engine_grad_mode()
+        if state is not None:
+            self.saved_grad_mode[rank] = state.enabled
+        p = self.world_size
+        for k in range(1, p + 1):
+            nxt = (rank + k) % p
+            if nxt in self.finished:
+                continue
+            src = self.waiting_for.get(nxt)
+            if src is None or not self.queues[(src, nxt)].empty():
+                if state is not None:
+                    state.enabled = self.saved_grad_mode[nxt]
+                self.current = nxt
+                self.turn.notify_all()
+                return
+        if len(self.finished) < p and not self.failed.is_set():
+            self.deadlock = "; ".join(f"rank {r} waits for a message from rank {s}"
+                                      for r, s in sorted(self.waiting_for.items()))
+            self.failed.set()
+        self.current = -1
+        self.turn.notify_all()
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -97,21 +138,26 @@ class _SimRecv(Work):
             return
         g, w = self.group, self.group.world
         q = w.queues[(self.src, g.rank)]
-        deadline = time.monotonic() + w.timeout
-        while True:
-            try:
-                env = q.get(timeout=0.05)
-                break
-            except queue.Empty:
-                if w.failed.is_set():
-                    raise DistributedError(
-                        f"rank {g.rank}: stopped waiting for a message from rank {self.src} "
-                        "because another rank failed") from None
-                if time.monotonic() > deadline:
+        with w.turn:
+            if q.empty():
+                w.waiting_for[g.rank] = self.src
+                w.hand_over(g.rank)
+                if not w.turn.wait_for(lambda: w.current == g.rank or w.failed.is_set(),
+                                       timeout=w.timeout):
+                    w.failed.set()
                     raise DistributedError(
                         f"rank {g.rank}: no message from rank {self.src} within "
-                        f"{w.timeout:.0f} s (a deadlock, or ranks calling different "
-                        "collectives)") from None
+                        f"{w.timeout:.0f} s (another rank is stuck in a long computation?)")
+                del w.waiting_for[g.rank]
+                if w.current != g.rank:
+                    if w.deadlock:
+                        raise DistributedError(
+                            f"rank {g.rank}: deadlock, every rank is waiting: {w.deadlock} "
+                            "(ranks calling different collectives, or all receiving first?)")
+                    raise DistributedError(
+                        f"rank {g.rank}: stopped waiting for a message from rank {self.src} "
+                        "because another rank failed")
+            env = q.get_nowait()
         if env.shape != self.buffer.shape or env.dtype != self.buffer.dtype:
             raise DistributedError(
                 f"recv on rank {g.rank} from rank {self.src}: expected shape "
@@ -189,10 +235,19 @@ def run_simulated(fn, world_size: int, *args, alpha: float = 1e-5, beta: float =
 
     def body(rank):
         try:
+            with world.turn:
+                world.turn.wait_for(lambda: world.current == rank or world.failed.is_set())
+            if world.failed.is_set():
+                raise DistributedError(f"rank {rank}: not started because another rank failed")
             results[rank] = fn(SimGroup(world, rank), *args, **kwargs)
         except BaseException:  # reported to the caller below, with the traceback
             errors[rank] = traceback.format_exc()
             world.failed.set()
+        finally:
+            with world.turn:
+                world.finished.add(rank)
+                if world.current == rank:
+                    world.hand_over(rank)
 
     threads = [threading.Thread(target=body, args=(r,), name=f"sim-rank-{r}", daemon=True)
                for r in range(world_size)]
@@ -203,5 +258,13 @@ def run_simulated(fn, world_size: int, *args, alpha: float = 1e-5, beta: float =
     if errors:
         # The first rank to fail is the cause; the others only report it.
         cause = min(errors, key=lambda r: ("another rank failed" in errors[r], r))
+        if world.deadlock and all("another rank failed" in e for e in errors.values()):
+            cause = min(errors)
         raise DistributedError(f"rank {cause} of {world_size} failed:\n{errors[cause]}")
     return results, world
+
+
+def _engine_grad_mode():
+    """The autodiff engine's process-wide grad-mode state, if the engine is loaded."""
+    module = sys.modules.get("chapters.autodiff.grad_mode")
+    return getattr(module, "STATE", None)
