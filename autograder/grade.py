@@ -1,0 +1,420 @@
+"""Grading submissions: one sandbox per submission x exercise, scores into the gradebook.
+
+For each submitted notebook the grader (trusted) takes the support code from the
+lab's *source* notebook and the exercise cells from the submission (matched by
+the ``exercise.id`` in their metadata; other cells are ignored), and for each
+exercise starts a sandbox (:mod:`autograder.sandbox`) that runs the code and
+calls the exercise's function on every case's inputs. The expected values are
+computed here, once per batch, by the spec's references; the sandbox never sees
+them. Each returned value is compared (:mod:`autograder.compare`) and scored:
+
+``score(exercise) = points(exercise) * sum(points of passed cases) / sum(points of all cases)``
+
+Case statuses: ``passed``, ``failed`` (wrong value), ``error`` (raised, or returned
+something that cannot be sent back), ``not_attempted`` (the release stub's
+``NotImplementedError``), ``timeout``, ``crashed`` (the process died),
+``forbidden_import`` (the exercise scores 0), ``missing`` (no exercise cell),
+``invalid_submission`` (the file is not a readable notebook).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from . import codec
+from .compare import compare
+from .gradebook import Gradebook
+from .notebook import (
+    exercise_cells,
+    exercise_points,
+    read_notebook,
+    read_submission,
+    support_sources,
+)
+from .sandbox import Limits, run_exercise
+from .spec import Exercise, LabSpec
+
+DETAIL_CHARS = 1500
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
+
+
+class GraderError(RuntimeError):
+    """The grader itself failed (a bad spec, a failing reference): not the student's fault."""
+
+
+@dataclass
+class CaseGrade:
+    name: str
+    hidden: bool
+    status: str
+    score: float
+    max_score: float
+    message: str = ""
+    seconds: float = 0.0
+    detail: dict | None = None
+
+
+@dataclass
+class ExerciseGrade:
+    exercise: str
+    score: float
+    max_score: float
+    status: str
+    message: str
+    cases: list[CaseGrade]
+    code_hash: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    timed_out: bool = False
+    crashed: bool = False
+    sandbox_notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SubmissionGrade:
+    student: str
+    path: str
+    file_hash: str
+    fingerprint: str
+    exercises: list[ExerciseGrade]
+    notes: list[str] = field(default_factory=list)
+    status: str = "graded"
+
+    @property
+    def score(self) -> float:
+        return sum(e.score for e in self.exercises)
+
+    @property
+    def max_score(self) -> float:
+        return sum(e.max_score for e in self.exercises)
+
+
+@dataclass
+class Plan:
+    """Everything about a lab the grader needs, computed once per batch."""
+
+    lab: LabSpec
+    points: dict[str, float]
+    support: list[str]
+    expected: dict[str, list]
+    fingerprint: str
+    time_limit: float | None = None
+    memory_mb: int = 1024
+
+    def limits(self, exercise: Exercise) -> Limits:
+        wall = self.time_limit or exercise.timeout_s
+        return Limits(wall_s=wall, memory_mb=self.memory_mb,
+                      other_cell_s=min(2.0, max(0.5, wall / 4)))
+
+
+def _short(value, limit=DETAIL_CHARS) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def prepare(lab: LabSpec, time_limit: float | None = None, memory_mb: int = 1024) -> Plan:
+    """Validate the lab, read its source notebook and compute every expected value."""
+    lab.validate()
+    source = read_notebook(lab.source)
+    points = exercise_points(source)
+    missing = [ex.id for ex in lab.exercises if ex.id not in points]
+    if missing:
+        raise GraderError(f"lab {lab.id}: the source notebook {lab.source} has no exercise cell "
+                          f"for {missing}")
+    digest = hashlib.sha256(Path(lab.source).read_bytes())
+    expected: dict[str, list] = {}
+    for ex in lab.exercises:
+        values = []
+        for case in ex.cases:
+            args, kwargs = codec.decode(codec.encode((tuple(case.args), dict(case.kwargs))))
+            try:
+                value = ex.reference(*args, **kwargs)
+                encoded = codec.dumps(value)
+            except Exception as err:
+                raise GraderError(f"lab {lab.id}, exercise {ex.id}, case {case.name}: the "
+                                  f"reference failed: {type(err).__name__}: {err}") from err
+            values.append(codec.loads(encoded))
+            digest.update(f"{ex.id}|{case.name}|{case.hidden}|{case.points}|".encode())
+            digest.update(codec.dumps((tuple(case.args), dict(case.kwargs))).encode())
+            digest.update(encoded.encode())
+        compare_name = ex.compare if isinstance(ex.compare, str) else ex.compare.__qualname__
+        digest.update(f"{ex.function}|{compare_name}|{ex.rtol}|{ex.atol}|{ex.forbid_imports}|"
+                      f"{points[ex.id]}".encode())
+        expected[ex.id] = values
+    return Plan(lab, points, support_sources(source), expected, digest.hexdigest()[:16],
+                time_limit, memory_mb)
+
+
+def runnable_source(source: str) -> str:
+    """Comment out IPython magics and shell escapes (``%time``, ``!ls``): not Python."""
+    lines = []
+    for line in source.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")):
+            line = line[: len(line) - len(stripped)] + "pass  # " + stripped
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def forbidden_in_source(source: str, forbid: tuple[str, ...]) -> list[str]:
+    """Forbidden modules a cell imports by name (``import x``, ``from x import``,
+    ``__import__("x")``, ``importlib.import_module("x")``). Cells that do not parse
+    are left to the sandbox, which reports the syntax error."""
+    if not forbid:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called in ("__import__", "import_module") and isinstance(node.args[0].value, str):
+                names.append(node.args[0].value)
+    tops = {n.partition(".")[0] for n in names}
+    return sorted(t for t in tops if t in forbid)
+
+
+def _invalid(plan: Plan, status: str, message: str) -> list[ExerciseGrade]:
+    grades = []
+    for ex in plan.lab.exercises:
+        cases = [CaseGrade(c.name, c.hidden, status, 0.0, _case_max(plan, ex, c), message)
+                 for c in ex.cases]
+        grades.append(ExerciseGrade(ex.id, 0.0, plan.points[ex.id], status, message, cases))
+    return grades
+
+
+def _case_max(plan: Plan, ex: Exercise, case) -> float:
+    return plan.points[ex.id] * case.points / ex.case_points
+
+
+def grade_exercise(plan: Plan, ex: Exercise, cells: list[dict]) -> ExerciseGrade:
+    """Grade one exercise of one submission (``cells``: all its exercise cells)."""
+    own = [c for c in cells if c["exercise"] == ex.id]
+    code_hash = hashlib.sha256("\n".join(c["source"] for c in own).encode()).hexdigest()[:16]
+    max_score = plan.points[ex.id]
+    notes = []
+    if not own:
+        message = (f"no cell tagged as exercise {ex.id!r} was found: it may have been deleted; "
+                   "copy it back from the released notebook")
+        cases = [CaseGrade(c.name, c.hidden, "missing", 0.0, _case_max(plan, ex, c), message)
+                 for c in ex.cases]
+        return ExerciseGrade(ex.id, 0.0, max_score, "missing", message, cases, code_hash)
+    if len(own) > 1:
+        notes.append(f"exercise {ex.id!r} appears in {len(own)} cells; all run in notebook "
+                     "order, so the last definition counts")
+    banned = sorted({m for c in own for m in forbidden_in_source(c["source"], ex.forbid_imports)})
+    if banned:
+        message = (f"imports {', '.join(banned)}, which this exercise forbids "
+                   f"(forbidden: {', '.join(ex.forbid_imports)}); the exercise scores 0")
+        cases = [CaseGrade(c.name, c.hidden, "forbidden_import", 0.0, _case_max(plan, ex, c),
+                           message) for c in ex.cases]
+        return ExerciseGrade(ex.id, 0.0, max_score, "forbidden_import", message, cases, code_hash)
+    run = run_exercise(exercise_id=ex.id, function=ex.function, cells=cells,
+                       support=plan.support, cases=[(c.args, c.kwargs) for c in ex.cases],
+                       forbid=ex.forbid_imports, limits=plan.limits(ex))
+    own_errors = [e["error"] for e in run.cell_errors if e["own"]]
+    forbidden = sorted(set(run.forbidden))
+    cases = []
+    for case, outcome, expected in zip(ex.cases, run.outcomes, plan.expected[ex.id], strict=True):
+        cases.append(_grade_case(plan, ex, case, outcome, expected, own_errors))
+    if forbidden:
+        message = (f"imported {', '.join(forbidden)} while running, which this exercise forbids; "
+                   "the exercise scores 0")
+        for c in cases:
+            c.status, c.score, c.message = "forbidden_import", 0.0, message
+    score = sum(c.score for c in cases)
+    statuses = {c.status for c in cases}
+    if forbidden:
+        status = "forbidden_import"
+    elif statuses == {"not_attempted"}:
+        status = "not_attempted"
+    elif statuses == {"passed"}:
+        status = "passed"
+    elif "timeout" in statuses:
+        status = "timeout"
+    elif statuses <= {"crashed"}:
+        status = "crashed"
+    else:
+        status = "partial" if score > 0 else "failed"
+    if forbidden:
+        notes.insert(0, cases[0].message)
+    if own_errors:
+        notes.append("your exercise cell raised when run: " + own_errors[0].splitlines()[-1])
+    return ExerciseGrade(ex.id, score, max_score, status, "\n".join(notes), cases, code_hash,
+                         run.stdout, run.stderr, run.total_s, run.timed_out,
+                         all(c.status == "crashed" for c in cases), run.notes)
+
+
+def _grade_case(plan, ex, case, outcome, expected, own_errors) -> CaseGrade:
+    max_score = _case_max(plan, ex, case)
+    detail = None if case.hidden else {"args": _short(case.args), "kwargs": _short(case.kwargs),
+                                       "expected": _short(expected)}
+    status, message = outcome.status, outcome.message
+    if status == "returned":
+        if detail is not None:
+            detail["got"] = _short(outcome.value)
+        try:
+            result = compare(expected, outcome.value, ex.compare, ex.rtol, ex.atol)
+        except Exception as err:  # a custom compare choking on odd input: the value is wrong
+            return CaseGrade(case.name, case.hidden, "failed", 0.0, max_score,
+                             f"could not compare: {type(err).__name__}: {err}", outcome.seconds,
+                             detail)
+        if result.ok:
+            return CaseGrade(case.name, case.hidden, "passed", max_score, max_score, "",
+                             outcome.seconds, detail)
+        return CaseGrade(case.name, case.hidden, "failed", 0.0, max_score,
+                         "wrong result: " + result.message, outcome.seconds, detail)
+    mapped = {"not_attempted": "not_attempted", "raised": "error", "unencodable": "error",
+              "forbidden": "forbidden_import", "missing": "error", "timeout": "timeout",
+              "crashed": "crashed"}[status]
+    if status == "not_attempted":
+        message = "not attempted (the function still raises NotImplementedError)"
+    elif status == "missing" and own_errors:
+        message = (f"your exercise cell failed before defining {ex.function!r}:\n"
+                   f"{own_errors[0]}")
+    if case.hidden and mapped == "error":
+        message = message.splitlines()[-1] if message else ""
+    return CaseGrade(case.name, case.hidden, mapped, 0.0, max_score, message, outcome.seconds,
+                     detail)
+
+
+def student_id(path: Path, nb, id_from: str = "filename") -> str:
+    if id_from == "metadata" and nb is not None:
+        meta = (nb.get("metadata") or {}).get("autograder") or {}
+        candidate = meta.get("student_id") if isinstance(meta, dict) else None
+        if isinstance(candidate, str) and STUDENT_ID.match(candidate):
+            return candidate
+    stem = re.sub(r"[^A-Za-z0-9_.@+-]", "_", path.stem)[:100]
+    return stem or "unnamed"
+
+
+def grade_notebook(plan: Plan, path: Path, id_from: str = "filename") -> SubmissionGrade:
+    """Grade one submitted notebook (never raises for anything the file contains)."""
+    path = Path(path)
+    try:
+        file_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        file_hash = ""
+    nb, notes = read_submission(path)
+    student = student_id(path, nb, id_from)
+    if nb is None:
+        message = "; ".join(notes)
+        return SubmissionGrade(student, str(path), file_hash, plan.fingerprint,
+                               _invalid(plan, "invalid_submission", message), notes,
+                               "invalid_submission")
+    known = {ex.id for ex in plan.lab.exercises}
+    cells = []
+    for cell in exercise_cells(nb):
+        if cell.exercise_id in known:
+            cells.append({"index": cell.index, "exercise": cell.exercise_id,
+                          "source": runnable_source(cell.source)})
+        else:
+            notes.append(f"cell {cell.index} is tagged with unknown exercise "
+                         f"{cell.exercise_id!r}; ignored")
+    exercises = [grade_exercise(plan, ex, cells) for ex in plan.lab.exercises]
+    for ex in exercises:
+        if ex.message:
+            notes.append(f"{ex.exercise}: {ex.message}")
+    status = "failed_to_run" if all(e.crashed for e in exercises) else "graded"
+    return SubmissionGrade(student, str(path), file_hash, plan.fingerprint, exercises, notes,
+                           status)
+
+
+def submissions_in(directory: Path) -> list[Path]:
+    directory = Path(directory)
+    if directory.is_file():
+        return [directory]
+    if not directory.is_dir():
+        raise GraderError(f"{directory} is not a directory of submissions")
+    return sorted(p for p in directory.glob("*.ipynb") if p.is_file())
+
+
+@dataclass
+class BatchSummary:
+    graded: int = 0
+    skipped: int = 0
+    failed_to_run: int = 0
+    timed_out: int = 0
+    grader_errors: int = 0
+    seconds: float = 0.0
+    grades: list[SubmissionGrade] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict:
+        return {"graded": self.graded, "skipped": self.skipped,
+                "failed_to_run": self.failed_to_run, "timed_out": self.timed_out,
+                "grader_errors": self.grader_errors}
+
+    def line(self) -> str:
+        return (f"graded {self.graded}, already up to date {self.skipped}, failed to run "
+                f"{self.failed_to_run}, timed out {self.timed_out}, grader errors "
+                f"{self.grader_errors} ({self.seconds:.1f} s)")
+
+
+def grade_batch(plan: Plan, submissions: list[Path], gradebook: Gradebook, jobs: int = 1,
+                force: bool = False, progress: bool = True,
+                id_from: str = "filename") -> BatchSummary:
+    """Grade ``submissions`` with ``jobs`` sandboxes at a time; record each as it finishes."""
+    started_wall = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    start = time.perf_counter()
+    summary = BatchSummary()
+    lab_id = plan.lab.id
+    todo, seen, sandbox_notes = [], {}, set()
+    for path in submissions:
+        nb, _ = read_submission(path)
+        student = student_id(path, nb, id_from)
+        if student in seen:
+            summary.grader_errors += 1
+            summary.log.append(f"{path.name}: student id {student!r} already used by "
+                               f"{seen[student].name}; not graded")
+            continue
+        seen[student] = path
+        file_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+        if not force and gradebook.is_current(lab_id, student, file_hash, plan.fingerprint):
+            summary.skipped += 1
+            continue
+        todo.append(path)
+    bar = tqdm(total=len(todo), desc=f"grading {lab_id}", unit="submission", disable=not progress,
+               file=sys.stderr)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(grade_notebook, plan, p, id_from): p for p in todo}
+        for future in as_completed(futures):
+            path = futures[future]
+            try:
+                grade = future.result()
+                gradebook.record(lab_id, grade)
+            except Exception as err:
+                summary.grader_errors += 1
+                summary.log.append(f"{path.name}: grader error {type(err).__name__}: {err}")
+            else:
+                summary.grades.append(grade)
+                summary.graded += 1
+                if grade.status != "graded":
+                    summary.failed_to_run += 1
+                if any(e.timed_out for e in grade.exercises):
+                    summary.timed_out += 1
+                sandbox_notes.update(n for e in grade.exercises for n in e.sandbox_notes)
+            bar.update(1)
+    bar.close()
+    summary.log += [f"sandbox: {n}" for n in sorted(sandbox_notes)]
+    summary.seconds = time.perf_counter() - start
+    summary.grades.sort(key=lambda g: g.student)
+    gradebook.log_run(lab_id, started_wall, summary.counts(), "\n".join(summary.log))
+    return summary

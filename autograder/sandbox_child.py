@@ -1,0 +1,363 @@
+"""The sandbox child: runs one submission's exercise code for one exercise.
+
+Started by :mod:`autograder.sandbox` as ``python -I -B sandbox_child.py FD``.
+It uses only the standard library, numpy and :mod:`codec` (loaded from this
+file's directory by path, before anything untrusted runs). Steps:
+
+1. Read the whole payload (JSON) from stdin, then point stdin at ``/dev/null``.
+2. Import what the untrusted code will need while the project is still visible.
+3. Isolate, when running as root: new mount, PID, network, IPC and UTS
+   namespaces; fork so the untrusted code runs as PID 1 of the new PID namespace
+   (when it dies, the kernel kills every process it left behind: no fork bomb or
+   daemon outlives the grade); a fresh tmpfs root holding only the interpreter's
+   standard library, site-packages and system libraries (read-only), three device
+   files and an empty ``/sandbox`` working directory with the code; ``chroot``
+   into it. The project, the spec, the reference engines, the gradebook and the
+   other submissions are simply not in that file system. Without root (or where
+   namespaces are refused) these steps are skipped and a note says so.
+4. Set resource limits (CPU time, address space, file size, open files,
+   processes, no core dumps), then drop to ``nobody`` (uid/gid 65534) and set
+   ``no_new_privs``.
+5. Install the import guard, execute the support code, then the submission's
+   exercise cells in notebook order, then call the function on each case's
+   inputs, writing one JSON line per result to the result pipe ``FD``.
+
+The child never receives an expected value. Whatever it writes is *data*: the
+trusted parent decodes it with :mod:`codec` (plain values only) and decides pass
+or fail itself, so tampering here (patched builtins, a fake result line) can at
+worst report a wrong value, which fails.
+"""
+
+import os
+import sys
+
+NOBODY = 65534
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
+
+
+def _read_all(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+class _Channel:
+    """One JSON object per line on the result pipe, written whole with os.write."""
+
+    def __init__(self, fd, json_module):
+        self.fd, self.json = fd, json_module
+
+    def send(self, **event):
+        data = (self.json.dumps(event, allow_nan=False, separators=(",", ":")) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+
+def _libc():
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def call(name, *args):
+        if getattr(libc, name)(*args) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"{name}: {os.strerror(err)}")
+
+    return call
+
+
+def _bind(call, source, root, read_only=True):
+    target = root + source
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    call("mount", source.encode(), target.encode(), None, MS_BIND | MS_REC, None)
+    if read_only:
+        call("mount", None, target.encode(), None,
+             MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+
+
+def _python_dirs():
+    """Directories the interpreter imports from (stdlib, lib-dynload, site-packages)."""
+    import site
+
+    dirs = [p for p in sys.path if os.path.isdir(p)]
+    dirs += [p for p in site.getsitepackages() if os.path.isdir(p)]
+    out = []
+    for d in dirs:
+        d = os.path.realpath(d)
+        if not any(d == o or d.startswith(o + os.sep) for o in out):
+            out = [o for o in out if not o.startswith(d + os.sep)] + [d]
+    return out
+
+
+def _build_root(call, root, hide):
+    """Mount a tmpfs on ``root`` and fill it with what the untrusted code may see."""
+    call("mount", b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+    call("mount", b"tmpfs", root.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+         b"size=64m,mode=755")
+    for top in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64"):
+        if os.path.islink(top):
+            os.symlink(os.readlink(top), root + top)
+        elif os.path.isdir(top):
+            _bind(call, top, root)
+    for d in _python_dirs():
+        if any(d == h or d.startswith(h + os.sep) for h in hide) and "site-packages" not in d:
+            continue
+        _bind(call, d, root)
+    for dev in DEVICES:
+        if os.path.exists(dev):
+            _bind(call, dev, root, read_only=False)
+    for d, mode in (("/sandbox", 0o700), ("/tmp", 0o1777)):
+        os.mkdir(root + d)
+        os.chmod(root + d, mode)
+    os.chown(root + "/sandbox", NOBODY, NOBODY)
+
+
+def _isolate(payload, notes):
+    """Namespaces + fresh root + PID-1 fork (root only). Returns the working directory."""
+    if os.geteuid() != 0:
+        notes.append("not running as root: no namespaces or chroot (the project and other "
+                     "files readable by this user are visible to submitted code) and no "
+                     "switch to an unprivileged user")
+        return payload["workdir"]
+    call = _libc()
+    try:
+        call("unshare", CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+    except OSError as err:
+        notes.append(f"namespaces refused ({err}): no fresh root, so files readable by "
+                     "uid nobody (the project under /work, say) stay visible to submitted code")
+        os.chmod(os.path.dirname(payload["workdir"]), 0o711)
+        os.chown(payload["workdir"], NOBODY, NOBODY)
+        return payload["workdir"]
+    pid = os.fork()
+    if pid:  # the outer process: wait for PID 1 of the new namespace, pass on its fate
+        for fd in (0, 1, 2, payload["_result_fd"]):
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):  # die the same way, so the parent sees the signal
+            import signal
+
+            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+            os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    call("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    root = payload["root"]
+    _build_root(call, root, payload["hide"])
+    os.chroot(root)
+    os.chdir("/sandbox")
+    notes.append("isolated: mount/PID/network namespaces, fresh root with only the Python "
+                 "runtime, uid nobody")
+    return "/sandbox"
+
+
+def _limits(payload):
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-size write fails with EFBIG
+    cpu_used = sum(os.times()[:2])
+    cpu = int(cpu_used + payload["cpu_s"]) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    memory = payload["memory_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    size = payload["file_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if os.geteuid() == 0:  # RLIMIT_NPROC counts the user's processes; only sane for nobody
+        resource.setrlimit(resource.RLIMIT_NPROC, (payload["nproc"], payload["nproc"]))
+
+
+def _drop_privileges():
+    if os.geteuid() != 0:
+        return
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+    call = _libc()
+    call("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)  # cleared by the uid change; set again
+    call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+class ForbiddenImport(ImportError):
+    """Raised at the import site of a module the exercise forbids."""
+
+
+class _CellTimeout(BaseException):
+    pass
+
+
+class _Guard:
+    """Refuses forbidden modules at every import entry point: the ``import``
+    statement and ``__import__`` (both via ``builtins.__import__``),
+    ``importlib.import_module`` and ``importlib.__import__``, and, for modules not
+    yet loaded, a first finder on ``sys.meta_path``."""
+
+    def __init__(self, forbidden, unavailable, channel):
+        self.forbidden, self.unavailable, self.channel = set(forbidden), set(unavailable), channel
+        self.owner = ""
+
+    def check(self, name):
+        if not isinstance(name, str):
+            return
+        top = name.lstrip(".").partition(".")[0]
+        if top in self.forbidden:
+            self.channel.send(event="forbidden", module=top, during=self.owner)
+            raise ForbiddenImport(f"importing {top!r} is not allowed in this exercise")
+        if top in self.unavailable:
+            raise ModuleNotFoundError(f"{top!r} is not available when grading: the grader runs "
+                                      "your code with Python, numpy and the standard library only",
+                                      name=top)
+
+    def find_spec(self, name, path=None, target=None):
+        self.check(name)
+        return None
+
+    def install(self):
+        import builtins
+        import importlib
+
+        original_import, original_import_module = builtins.__import__, importlib.import_module
+        guard = self
+
+        def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+            if level == 0:
+                guard.check(name)
+            return original_import(name, globals, locals, fromlist, level)
+
+        def guarded_import_module(name, package=None):
+            if not str(name).startswith("."):
+                guard.check(name)
+            return original_import_module(name, package)
+
+        builtins.__import__ = guarded_import
+        importlib.__import__ = guarded_import
+        importlib.import_module = guarded_import_module
+        sys.meta_path.insert(0, self)
+
+
+def _error_text(exc, traceback_module, limit=6):
+    """The exception and the last frames that belong to submitted code."""
+    frames = [f for f in traceback_module.extract_tb(exc.__traceback__)
+              if f.filename.startswith("<cell")]
+    lines = traceback_module.format_list(frames[-limit:])
+    lines += traceback_module.format_exception_only(type(exc), exc)
+    return "".join(lines).strip()[-4000:]
+
+
+def _run(payload, channel, codec):
+    import builtins
+    import linecache
+    import signal
+    import time
+    import traceback
+
+    guard = _Guard(payload["forbid"], payload["unavailable"], channel)
+    guard.install()
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+
+    def on_alarm(signum, frame):
+        raise _CellTimeout()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    cells = [("support", -1, src) for src in payload["support"]]
+    cells += [(c["exercise"], c["index"], c["source"]) for c in payload["cells"]]
+    for exercise_id, index, source in cells:
+        own = exercise_id == payload["exercise"]
+        filename = f"<cell {index}: {exercise_id}>" if index >= 0 else "<cell support>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        guard.owner = payload["exercise"] if own else ""
+        if not own:
+            signal.setitimer(signal.ITIMER_REAL, payload["other_cell_s"])
+        try:
+            exec(compile(source, filename, "exec"), namespace)
+        except BaseException as exc:
+            channel.send(event="cell", index=index, exercise=exercise_id, own=own,
+                         error=_error_text(exc, traceback))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            guard.owner = ""
+    function = namespace.get(payload["function"])
+    guard.owner = payload["exercise"]
+    for i, encoded in enumerate(payload["cases"]):
+        if not callable(function):
+            channel.send(event="case", i=i, status="missing",
+                         error=f"no function named {payload['function']!r} is defined")
+            continue
+        start = time.perf_counter()
+        try:
+            args, kwargs = codec.decode(encoded)
+            value = function(*args, **kwargs)
+        except NotImplementedError as exc:
+            channel.send(event="case", i=i, status="not_attempted", error=str(exc)[:500],
+                         seconds=time.perf_counter() - start)
+            continue
+        except BaseException as exc:
+            status = "forbidden" if isinstance(exc, ForbiddenImport) else "raised"
+            channel.send(event="case", i=i, status=status, error=_error_text(exc, traceback),
+                         seconds=time.perf_counter() - start)
+            continue
+        seconds = time.perf_counter() - start
+        try:
+            channel.send(event="case", i=i, status="returned", value=codec.encode(value),
+                         seconds=seconds)
+        except BaseException as exc:
+            channel.send(event="case", i=i, status="unencodable", seconds=seconds,
+                         error=str(exc)[:1000])
+    channel.send(event="done")
+
+
+def main():
+    result_fd = int(sys.argv[1])
+    payload_bytes = _read_all(0)
+    devnull = os.open("/dev/null", os.O_RDWR)
+    os.dup2(devnull, 0)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import codec  # the same module the parent decodes with (stdlib + numpy only)
+
+    del sys.path[0]
+    import json
+
+    payload = json.loads(payload_bytes)
+    payload["_result_fd"] = result_fd
+    channel = _Channel(result_fd, json)
+    for name in payload["preload"]:
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()
+                        and "editable" not in getattr(f, "__module__", "").lower()]
+    sys.path[:] = [p for p in sys.path
+                   if not any(p == h or p.startswith(h + os.sep) for h in payload["hide"])
+                   or "site-packages" in p]
+    notes = []
+    workdir = _isolate(payload, notes)
+    os.chdir(workdir)
+    for name, source in payload["files"].items():
+        with open(os.path.join(workdir, name), "w", encoding="utf-8") as fh:
+            fh.write(source)
+    _limits(payload)
+    _drop_privileges()
+    channel.send(event="ready", notes=notes, uid=os.geteuid(), cwd=os.getcwd())
+    _run(payload, channel, codec)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
