@@ -33,7 +33,7 @@ def live_buffer_figure(plan, title: str = "Live values and the buffers they shar
     for name, (birth, death) in plan.intervals.items():
         buf = plan.buffer_of[name]
         fig.add_trace(go.Bar(
-            x=[death - birth + 1], base=[birth - 0.45], y=[f"buffer {buf}"], orientation="h",
+            x=[max(death - birth, 0.3)], base=[birth], y=[f"buffer {buf}"], orientation="h",
             width=0.6, marker_color=PALETTE[buf % len(PALETTE)], showlegend=False,
             text=[name], textposition="inside", insidetextanchor="middle",
             hovertemplate=f"{name}: steps {birth}-{death}, {size[name] / 1024:.1f} KiB"

@@ -63,8 +63,13 @@ class Recorder:
 
 def weak_scalar(constant, like: np.dtype | None) -> np.ndarray:
     """A Python number takes the dtype of the tensor it meets (PyTorch's rule),
-    unless that would lose its kind: a float meeting an integer tensor gives
-    float32 (the default dtype), an int meeting a bool tensor gives int64."""
+    unless that would lose its kind: a float meeting an integer tensor becomes
+    float32 (the default dtype), an int meeting a bool tensor int64.
+
+    One difference remains on purpose: ``int64_tensor * 0.5`` is float64 here,
+    because the registry's dtype rules are NumPy's (int64 with float32 gives
+    float64), where torch gives float32. The course's graphs compute in floats.
+    """
     if not isinstance(constant, bool | int | float):
         return np.asarray(constant)
     if like is None or isinstance(constant, bool):
