@@ -45,6 +45,8 @@ def to_numpy(value) -> np.ndarray:
             return bits.numpy().view(getattr(ml_dtypes, _TORCH_TO_NUMPY_LOW[value.dtype]))
         return value.resolve_conj().resolve_neg().numpy()
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray | np.generic):
+        if hasattr(value, "detach"):  # like torch, an engine tensor requiring grad refuses numpy()
+            value = value.detach()
         return np.asarray(value.numpy())
     return np.asarray(value)
 
