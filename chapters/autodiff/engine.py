@@ -1,0 +1,228 @@
+"""The backward engine (反向传播): reverse-mode differentiation over the history.
+
+``loss.backward()`` is three steps:
+
+1. **order**: ``topological_sort`` from chapter 1 lists every node the loss
+   depends on, each after its inputs; walking that list *backwards* visits a
+   node only after every node that used its output (no recursion, so a chain
+   of 100,000 ops is fine);
+2. **apply the rules**: each node's VJP rule turns the gradient of its
+   output into gradients of its inputs; a node used twice receives the *sum*
+   of the gradients from its users (the multivariate chain rule);
+3. **land**: at the leaves (``AccumulateGrad`` nodes) the gradient is added
+   into ``.grad``; then the saved tensors are freed unless ``retain_graph``.
+
+Every gradient is made to match its input here, in one place: summed over
+broadcast dimensions (:func:`sum_to`) and cast back to the input's dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chapters.graph.ir import topological_sort
+
+from . import dtypes
+from .dispatch import suppress_hook
+from .grad_mode import set_grad_enabled
+from .node import AccumulateGrad
+from .rules import VJP
+from .tensor import ANOMALY, Tensor
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Sum ``g`` down to ``shape``: the adjoint of broadcasting. Leading dims
+    that broadcasting added are summed away; dims where ``shape`` has 1 and
+    ``g`` has more are summed with keepdim."""
+    if g.data.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and g.data.shape[lead + i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g.reshape(shape)
+
+
+def _fit(g: Tensor, meta: tuple) -> Tensor:
+    """``g`` in the shape and dtype of the input it is the gradient of."""
+    shape, dtype = meta
+    if g.data.shape != shape:
+        g = sum_to(g, shape)
+    if g.data.dtype != dtype:
+        g = g.to(dtype)
+    return g
+
+
+def _root_gradients(tensors, grad_tensors) -> list[Tensor]:
+    grads = []
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward: expected Tensors, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn: "
+                "backward() needs a tensor computed from a leaf with requires_grad=True "
+                "(was it made under no_grad(), or from tensors without requires_grad?).")
+        g = None if grad_tensors is None else grad_tensors[i]
+        if g is None:
+            if t.data.size != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs; this tensor has "
+                    f"shape {list(t.shape)}. Pass gradient= (a tensor of the same shape: the "
+                    "vector of the vector-Jacobian product), or reduce first, e.g. y.sum().")
+            g = Tensor(np.ones(t.data.shape, dtype=t.data.dtype))
+        else:
+            g = g if isinstance(g, Tensor) else Tensor(np.asarray(g, dtype=t.data.dtype))
+            if g.data.shape != t.data.shape:
+                raise RuntimeError(
+                    f"backward: gradient has shape {list(g.shape)} but the tensor has shape "
+                    f"{list(t.shape)}; they must match.")
+            if g.data.dtype != t.data.dtype and dtypes.is_floating(g.data.dtype):
+                g = g.to(t.data.dtype)
+        grads.append(g)
+    return grads
+
+
+def _own(g: Tensor, handed: set) -> Tensor:
+    """``g`` itself if nothing else can see its array, else a copy: a leaf's
+    ``.grad`` must own its memory (optimizers and clipping change it in place)."""
+    array = g.data
+    if array.flags.owndata and array.flags.writeable and id(array) not in handed:
+        handed.add(id(array))
+        return g
+    return Tensor(array.copy())
+
+
+def run_backward(roots: list, root_grads: list[Tensor], retain_graph: bool,
+                 create_graph: bool, capture: dict | None = None) -> dict:
+    """The engine. ``capture`` (node -> slot) collects the gradients arriving
+    at those nodes instead of accumulating into leaves (``autograd.grad``)."""
+    grads: dict = {}
+    handed: set = {id(g.data) for g in root_grads}
+    for node, g in zip(roots, root_grads, strict=True):
+        grads[node] = grads[node] + g if node in grads else g
+    captured: dict = {}
+    order = topological_sort(roots)
+    forward_check, ANOMALY.check_forward = ANOMALY.check_forward, False
+    try:
+        _walk(order, grads, captured, retain_graph, create_graph, capture, handed)
+    finally:
+        ANOMALY.check_forward = forward_check
+    return captured
+
+
+def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -> None:
+    """Visit ``order`` backwards, applying each node's rule (see module docstring)."""
+    with set_grad_enabled(create_graph), suppress_hook():
+        for node in reversed(order):
+            g = grads.pop(node, None)
+            if g is None:
+                continue
+            if isinstance(node, AccumulateGrad):
+                g = _run_hooks(node.variable._hooks and node.variable._hooks["pre"], g)
+                if capture is not None:
+                    if node in capture:
+                        captured[node] = g
+                    continue
+                _accumulate(node.variable, g, create_graph, handed)
+                continue
+            g = _run_hooks(node.hooks, g)
+            if node.retained is not None:
+                kept = node.retained()
+                if kept is not None and capture is None:
+                    kept.grad = g if create_graph else Tensor(g.data.copy())
+            if capture is not None and node in capture:
+                captured[node] = g
+            input_grads = VJP[node.op](node, g)
+            if ANOMALY.enabled:
+                from .anomaly import check_backward
+
+                check_backward(node, input_grads)
+            if not retain_graph:
+                node.release()
+            for (next_node, _), meta, gi in zip(node.next_functions, node.input_meta,
+                                                input_grads, strict=True):
+                if next_node is None or gi is None:
+                    continue
+                gi = _fit(gi, meta)
+                previous = grads.get(next_node)
+                grads[next_node] = gi if previous is None else previous + gi
+
+
+def _run_hooks(hooks, g: Tensor) -> Tensor:
+    if hooks:
+        for hook in list(hooks):
+            new = hook(g)
+            if new is not None:
+                g = new
+    return g
+
+
+def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, handed: set) -> None:
+    """``leaf.grad += g`` (a fresh tensor the first time), then the
+    post-accumulate hooks."""
+    if leaf.grad is None:
+        leaf.grad = g if create_graph else _own(g.detach() if g.grad_fn else g, handed)
+    elif create_graph or leaf.grad.grad_fn is not None:
+        leaf.grad = leaf.grad + g
+    else:
+        np.add(leaf.grad.data, g.data, out=leaf.grad.data, casting="unsafe")
+    hooks = leaf._hooks and leaf._hooks["post"]
+    if hooks:
+        with set_grad_enabled(False):
+            for hook in list(hooks):
+                hook(leaf)
+
+
+def _root_node(t: Tensor):
+    return t.grad_fn if t.grad_fn is not None else t._accumulator()
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs=None) -> None:
+    """``torch.autograd.backward``: accumulate gradients of ``tensors`` into leaves."""
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,)
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    root_grads = _root_gradients(tensors, grad_tensors)
+    roots = [_root_node(t) for t in tensors]
+    if inputs is None:
+        run_backward(roots, root_grads, retain_graph, create_graph)
+        return
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    got = grad(tensors, inputs, grad_tensors, retain_graph, create_graph, allow_unused=True)
+    for t, g in zip(inputs, got, strict=True):
+        if g is not None:
+            _accumulate(t, g, create_graph, set())
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple:
+    """``torch.autograd.grad``: d(outputs)/d(inputs), returned, not accumulated."""
+    if isinstance(outputs, Tensor):
+        outputs = (outputs,)
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    root_grads = _root_gradients(outputs, grad_outputs)
+    targets = []
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("one of the differentiated tensors does not require grad")
+        targets.append(_root_node(t))
+    captured = run_backward([_root_node(t) for t in outputs], root_grads, retain_graph,
+                            create_graph, capture={n: i for i, n in enumerate(targets)})
+    result = []
+    for node in targets:
+        g = captured.get(node)
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                "one of the differentiated tensors appears to not have been used in the graph; "
+                "pass allow_unused=True if this is intended.")
+        result.append(g)
+    return tuple(result)

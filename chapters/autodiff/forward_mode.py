@@ -1,0 +1,84 @@
+"""Forward mode (前向模式): ``jvp(f, primals, tangents)``.
+
+Forward mode carries, next to each value x, its tangent dx = dx/dt along one
+input direction t. Each op turns input tangents into the output tangent with
+its JVP rule (``rules.JVP``), *while* the forward pass runs: no graph is kept.
+One pass gives J t, a column-space view of the Jacobian; the full gradient
+of a scalar loss with n parameters takes n passes, where reverse mode takes
+one. :func:`chapters.autodiff.cost.jvp_vs_vjp_cost` measures that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .grad_mode import no_grad
+from .rules import JVP
+from .tensor import FORWARD, Tensor
+
+
+def push_tangent(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
+    """Called by ``apply`` inside a ``jvp``: record the tangent of ``result``."""
+    table = FORWARD.tangents
+    known = [table.get(id(x)) if isinstance(x, Tensor) else None for x in inputs]
+    if all(k is None for k in known):
+        return
+    rule = JVP.get(op)
+    if rule is None:
+        raise NotImplementedError(
+            f"jvp: op {op!r} has no forward-mode (JVP) rule; register one with "
+            "chapters.autodiff.rules.jvp_rule.")
+    primals, tangents = [], []
+    for x, k in zip(inputs, known, strict=True):
+        p = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+        primals.append(p)
+        if k is not None:
+            tangents.append(k[1])
+        elif dtypes.is_floating(p.data.dtype):
+            tangents.append(Tensor(np.zeros(p.data.shape, dtype=p.data.dtype)))
+        else:
+            tangents.append(None)
+    FORWARD.tangents = None
+    try:
+        with no_grad():
+            out_primal = Tensor(result.data)
+            tangent = rule(tuple(primals), tuple(tangents), out_primal, **attrs)
+            if tangent.data.dtype != result.data.dtype and dtypes.is_floating(
+                    result.data.dtype):
+                tangent = tangent.to(result.data.dtype)
+            if tangent.data.shape != result.data.shape:
+                tangent = tangent.expand(result.data.shape)
+    finally:
+        FORWARD.tangents = table
+    table[id(result)] = (result, tangent)
+
+
+def jvp(f, primals, tangents):
+    """``torch.func.jvp``: ``(f(*primals), J_f(primals) @ tangents)``."""
+    primals = tuple(p if isinstance(p, Tensor) else Tensor(p) for p in primals)
+    tangents = tuple(t if isinstance(t, Tensor) else Tensor(t) for t in tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
+    for p, t in zip(primals, tangents, strict=True):
+        if p.data.shape != t.data.shape:
+            raise ValueError(f"jvp: tangent of shape {list(t.shape)} does not match its primal "
+                             f"of shape {list(p.shape)}")
+    outer = FORWARD.tangents
+    inputs = tuple(Tensor(p.data) for p in primals)
+    FORWARD.tangents = {id(x): (x, Tensor(t.data.astype(x.data.dtype, copy=False)))
+                        for x, t in zip(inputs, tangents, strict=True)}
+    try:
+        out = f(*inputs)
+        table = FORWARD.tangents
+    finally:
+        FORWARD.tangents = outer
+    outs = out if isinstance(out, tuple) else (out,)
+    tangent_outs = []
+    for o in outs:
+        entry = table.get(id(o))
+        tangent_outs.append(entry[1] if entry is not None
+                            else Tensor(np.zeros(o.data.shape, dtype=o.data.dtype)))
+    if isinstance(out, tuple):
+        return out, tuple(tangent_outs)
+    return out, tangent_outs[0]

@@ -1,0 +1,72 @@
+"""Grad modes: whether ops record history (``no_grad``, ``enable_grad``).
+
+Under ``no_grad`` an op computes its value and records nothing: no history
+node, no saved tensors. Optimizer updates and evaluation run this way.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+class _GradMode:
+    __slots__ = ("enabled",)
+
+    def __init__(self):
+        self.enabled = True
+
+
+STATE = _GradMode()
+
+
+def is_grad_enabled() -> bool:
+    return STATE.enabled
+
+
+class set_grad_enabled:
+    """Context manager (and decorator) setting grad mode to ``mode``."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+        self.prev = STATE.enabled
+        STATE.enabled = self.mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        STATE.enabled = self.prev
+        return False
+
+
+class _Mode:
+    mode = True
+
+    def __enter__(self):
+        self.prev = STATE.enabled
+        STATE.enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        STATE.enabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_Mode):
+    """Ops inside record no history (``torch.no_grad``); also a decorator."""
+
+    mode = False
+
+
+class enable_grad(_Mode):
+    """Turn recording back on inside a ``no_grad`` block (``torch.enable_grad``)."""
+
+    mode = True

@@ -1,0 +1,1051 @@
+"""``Tensor``: a numpy array that remembers how it was made (自动微分的张量).
+
+Every op goes through :func:`apply`: it runs the op's numpy kernel from the
+chapter 1 registry and, when grad mode is on and an input requires grad,
+records a :class:`~.node.BackwardNode` (``grad_fn``) holding what the op's
+derivative rule will need. :meth:`Tensor.backward` walks those nodes in
+reverse topological order (:mod:`.engine`).
+
+Names and semantics follow PyTorch. Deliberate differences, and why:
+
+* ``.data`` is the numpy array itself (torch returns a tensor sharing storage);
+  as in torch, changing it bypasses autograd and the version counter.
+* In-place ops (``add_``, ``mul_``, ``copy_``, ...) are not recorded in the
+  history: they are meant for optimizer updates under ``no_grad``. With grad
+  mode on they are refused when either side requires grad.
+* float16/bfloat16 kernels compute in float32 and round the result, as
+  PyTorch's CPU kernels do; only the stored values are low precision.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from chapters.graph.ops import get_op
+
+from . import dtypes
+from .dispatch import public
+from .grad_mode import STATE as GRAD
+from .node import AccumulateGrad, BackwardNode
+from .rules import SAVES
+
+#: ops whose result may be a view of their first input (they share its version counter)
+VIEW_OPS = frozenset({"reshape", "transpose", "permute", "broadcast_to", "getitem", "detach"})
+#: ops that compute in float32 when given float16/bfloat16 inputs
+_MOVEMENT_OPS = VIEW_OPS | {"cat", "stack", "cast", "where", "embedding", "getitem_backward",
+                            "gather", "scatter_add", "neg", "abs", "relu", "eq", "ne", "lt",
+                            "le", "gt", "ge", "maximum", "minimum", "clamp", "dropout"}
+
+_KERNELS: dict = {}
+_LOW = frozenset(dtypes.LOW_PRECISION)
+_NO_EDGE = (None, 0)
+_new = object.__new__
+
+
+class _Anomaly:
+    __slots__ = ("enabled", "check_forward")
+
+    def __init__(self):
+        self.enabled = False
+        self.check_forward = True
+
+
+ANOMALY = _Anomaly()
+
+
+class _ForwardMode:
+    """Tangents of the tensors of a running ``jvp`` (None when none runs)."""
+
+    __slots__ = ("tangents",)
+
+    def __init__(self):
+        self.tangents: dict | None = None
+
+
+FORWARD = _ForwardMode()
+
+
+def _kernel(op: str):
+    """The op's numpy kernel, wrapped to compute low precision in float32."""
+    kernel = get_op(op).kernel
+    if op not in _MOVEMENT_OPS:
+        raw = kernel
+
+        def kernel(*arrays, **attrs):
+            low = None
+            for a in arrays:
+                if a.dtype in _LOW:
+                    low = a.dtype
+            if low is None:
+                return raw(*arrays, **attrs)
+            up = [a.astype(np.float32) if a.dtype in _LOW else a for a in arrays]
+            out = raw(*up, **attrs)
+            return out.astype(low) if out.dtype == np.float32 else out
+
+    _KERNELS[op] = kernel
+    return kernel
+
+
+def _explain(op: str, arrays, attrs, err: Exception) -> Exception:
+    """Turn a numpy failure into an error naming the op, shapes and dtypes:
+    the op's meta rule usually says exactly what is wrong."""
+    from chapters.graph.ops import TensorMeta
+
+    try:
+        get_op(op).infer(*(TensorMeta.of(a) for a in arrays), **attrs)
+    except Exception as meta_err:  # the meta rule's message is the better one
+        return meta_err
+    described = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+    return type(err)(f"{op}: {err} (inputs: {described})")
+
+
+def apply(op: str, inputs: tuple, attrs: dict | None = None) -> Tensor:
+    """Run ``op`` on ``inputs`` (tensors, or arrays taken as constants) and
+    record its history node when an input requires grad."""
+    if attrs is None:
+        attrs = {}
+    arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
+    kernel = _KERNELS.get(op) or _kernel(op)
+    try:
+        out = kernel(*arrays, **attrs)
+    except Exception as err:
+        raise _explain(op, arrays, attrs, err) from err
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    result = _new(Tensor)
+    result.data = out
+    result._requires_grad = False
+    result.grad = None
+    result.grad_fn = None
+    result._acc = None
+    result._hooks = None
+    result._retains_grad = False
+    if op in VIEW_OPS and np.may_share_memory(out, arrays[0]):
+        result._vbox = inputs[0]._vbox
+    else:
+        result._vbox = [0]
+    if GRAD.enabled:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                _record(op, inputs, attrs, result)
+                break
+    if FORWARD.tangents is not None:
+        from .forward_mode import push_tangent
+
+        push_tangent(op, inputs, attrs, result)
+    if ANOMALY.enabled:
+        from .anomaly import check_forward
+
+        check_forward(op, result)
+    return result
+
+
+def _record(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
+    try:
+        saves = SAVES[op]
+    except KeyError:
+        raise NotImplementedError(
+            f"the derivative for {op!r} is not implemented: no VJP rule is registered for it. "
+            "Register one with chapters.autodiff.rules.vjp_rule, or compute it under no_grad()."
+        ) from None
+    nexts = []
+    metas = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            nexts.append((x.grad_fn or x._accumulator(), 0))
+            metas.append((x.data.shape, x.data.dtype))
+        else:
+            nexts.append(_NO_EDGE)
+            metas.append(None)
+    node = BackwardNode(op, tuple(nexts), tuple(metas), attrs, result.data)
+    if saves:
+        items = []
+        for s in saves:
+            if s == "out":
+                items.append((result.data, result._vbox, result._vbox[0]))
+            else:
+                x = inputs[s]
+                if isinstance(x, Tensor):
+                    items.append((x, x._vbox, x._vbox[0]))
+                else:
+                    items.append((x, None, 0))
+        node.save(tuple(items))
+    if ANOMALY.enabled:
+        from .anomaly import creation_site
+
+        node.site = creation_site()
+    result.grad_fn = node
+    result._requires_grad = True
+
+
+def _scalar(value, like: np.dtype) -> np.ndarray:
+    """A Python number as a weak 0-d array: it takes the tensor's dtype unless
+    its own kind is higher (an int tensor times 2.5 gives float32)."""
+    kind = dtypes.default_dtype_for(value)
+    dtype = like if dtypes.category(kind) <= dtypes.category(like) else kind
+    return np.asarray(value, dtype=dtype)
+
+
+def _operands(a: Tensor, b) -> tuple:
+    """Both operands of a binary op as tensors/arrays of one promoted dtype."""
+    if isinstance(b, Tensor):
+        bd = b.data
+    elif isinstance(b, np.ndarray):
+        bd = b
+    else:
+        b = _scalar(b, a.data.dtype)
+        bd = b
+    ad = a.data
+    if ad.dtype is bd.dtype or ad.dtype == bd.dtype:
+        return a, b
+    dt = dtypes.result_dtype((ad, bd))
+    if ad.dtype != dt:
+        a = a.to(dt) if isinstance(a, Tensor) else a.astype(dt)
+    if bd.dtype != dt:
+        b = b.to(dt) if isinstance(b, Tensor) else b.astype(dt)
+    return a, b
+
+
+def _binary(op: str, a, b, reverse: bool = False) -> Tensor:
+    a, b = _operands(a, b)
+    return apply(op, (b, a) if reverse else (a, b))
+
+
+def _index_arrays(index):
+    """A torch-style index with tensors replaced by their arrays."""
+    if isinstance(index, tuple):
+        return tuple(_index_arrays(i) for i in index)
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, list):
+        return np.asarray(index)
+    return index
+
+
+def _dims(dims) -> tuple:
+    if len(dims) == 1 and isinstance(dims[0], tuple | list):
+        return tuple(dims[0])
+    return tuple(dims)
+
+
+class Tensor:
+    """A tensor with autograd, mirroring ``torch.Tensor``'s public names."""
+
+    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "_vbox", "_acc", "_hooks",
+                 "_retains_grad", "__weakref__")
+    __array_ufunc__ = None  # numpy defers to Tensor's reflected operators
+    __hash__ = object.__hash__
+
+    def __init__(self, data, requires_grad: bool = False, dtype=None):
+        if isinstance(data, Tensor):
+            data = data.data
+        array = _as_array(data, dtype)
+        self.data = array
+        self._requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._vbox = [0]
+        self._acc = None
+        self._hooks = None
+        self._retains_grad = False
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _from_saved(cls, data: np.ndarray, box: list, node: BackwardNode) -> Tensor:
+        """A saved output, re-attached to the node that produced it."""
+        t = _new(Tensor)
+        t.data, t._vbox, t.grad_fn, t._requires_grad = data, box, node, True
+        t.grad, t._acc, t._hooks, t._retains_grad = None, None, None, False
+        return t
+
+    # ------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None and not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf tensors; this tensor was "
+                f"made by {self.grad_fn.name}. Use y = x.detach() to get a tensor without "
+                "history.")
+        if value and not dtypes.is_floating(self.data.dtype):
+            raise RuntimeError(
+                f"only tensors of floating point dtype can require gradients, got "
+                f"{self.data.dtype}: a gradient needs a continuous value. Convert first, "
+                "e.g. x.float().requires_grad_().")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._vbox[0]
+
+    def _accumulator(self) -> AccumulateGrad:
+        node = self._acc() if self._acc is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._acc = weakref.ref(node)
+        return node
+
+    def backward(self, gradient=None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (reverse mode)."""
+        from .engine import backward
+
+        backward((self,), None if gradient is None else (gradient,), retain_graph,
+                 create_graph, inputs)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on a tensor that does not require grad")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self.grad_fn.retained = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, fn):
+        """``fn(grad) -> new grad or None`` runs when this tensor's gradient is
+        computed, before it is used or accumulated. Returns a handle with ``remove()``."""
+        from .node import _RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn.register_hook(fn)
+        if self._hooks is None:
+            self._hooks = {"pre": [], "post": []}
+        self._hooks["pre"].append(fn)
+        return _RemovableHandle(self._hooks["pre"], fn)
+
+    def register_post_accumulate_grad_hook(self, fn):
+        """``fn(tensor)`` runs after backward has accumulated this leaf's ``.grad``
+        (DDP starts its all-reduce from here)."""
+        from .node import _RemovableHandle
+
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors; they run when .grad of a leaf is accumulated.")
+        if self._hooks is None:
+            self._hooks = {"pre": [], "post": []}
+        self._hooks["post"].append(fn)
+        return _RemovableHandle(self._hooks["post"], fn)
+
+    def detach(self) -> Tensor:
+        """The same values (shared memory and version counter), without history."""
+        t = Tensor(self.data)
+        t._vbox = self._vbox
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # ---------------------------------------------------------------- reading
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def size(self, dim: int | None = None):
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def element_size(self) -> int:
+        return self.data.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def is_floating_point(self) -> bool:
+        return dtypes.is_floating(self.data.dtype)
+
+    def item(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted "
+                               "to a Python scalar; use .tolist() or index one element first.")
+        return self.data.reshape(()).item() if self.data.dtype not in _LOW else float(
+            self.data.reshape(()).astype(np.float32))
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError("can't call numpy() on a tensor that requires grad; use "
+                               "tensor.detach().numpy() instead.")
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if dtypes.category(self.data.dtype) != 1 or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    def __repr__(self) -> str:
+        values = np.array2string(np.asarray(self.data, dtype=np.float64)
+                                 if self.data.dtype in _LOW else self.data,
+                                 precision=4, separator=", ", threshold=50)
+        extra = ""
+        if self.data.dtype not in (dtypes.float32, dtypes.int64, dtypes.bool_):
+            extra += f", dtype={self.data.dtype}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn=<{self.grad_fn.name}>"
+        elif self._requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({values}{extra})"
+
+    # ------------------------------------------------------------- arithmetic
+    @public("add")
+    def add(self, other, alpha=1):
+        return _binary("add", self, other if alpha == 1 else other * alpha)
+
+    @public("sub")
+    def sub(self, other, alpha=1):
+        return _binary("sub", self, other if alpha == 1 else other * alpha)
+
+    @public("mul")
+    def mul(self, other):
+        return _binary("mul", self, other)
+
+    @public("div")
+    def div(self, other):
+        return _binary("div", self, other)
+
+    @public("pow")
+    def pow(self, exponent):
+        return _binary("pow", self, exponent)
+
+    @public("maximum")
+    def maximum(self, other):
+        return _binary("maximum", self, other)
+
+    @public("minimum")
+    def minimum(self, other):
+        return _binary("minimum", self, other)
+
+    @public("matmul")
+    def matmul(self, other):
+        if not isinstance(other, Tensor):
+            other = Tensor(other)
+        if self.data.dtype != other.data.dtype:
+            raise TypeError(
+                f"matmul: expected both operands to have the same dtype, got "
+                f"{self.data.dtype}{list(self.shape)} and {other.data.dtype}{list(other.shape)}. "
+                "Cast one of them first, e.g. b.to(a.dtype).")
+        return apply("matmul", (self, other))
+
+    __add__ = add
+    __sub__ = sub
+    __mul__ = mul
+    __truediv__ = div
+    __pow__ = pow
+    __matmul__ = matmul
+
+    @public("add")
+    def __radd__(self, other):
+        return _binary("add", self, other, reverse=True)
+
+    @public("sub")
+    def __rsub__(self, other):
+        return _binary("sub", self, other, reverse=True)
+
+    @public("mul")
+    def __rmul__(self, other):
+        return _binary("mul", self, other, reverse=True)
+
+    @public("div")
+    def __rtruediv__(self, other):
+        return _binary("div", self, other, reverse=True)
+
+    @public("pow")
+    def __rpow__(self, other):
+        return _binary("pow", self, other, reverse=True)
+
+    @public("matmul")
+    def __rmatmul__(self, other):
+        return Tensor(other).matmul(self)
+
+    @public("neg")
+    def neg(self):
+        return apply("neg", (self,))
+
+    __neg__ = neg
+
+    def __pos__(self):
+        return self
+
+    @public("eq")
+    def eq(self, other):
+        return _binary("eq", self, other)
+
+    @public("ne")
+    def ne(self, other):
+        return _binary("ne", self, other)
+
+    @public("lt")
+    def lt(self, other):
+        return _binary("lt", self, other)
+
+    @public("le")
+    def le(self, other):
+        return _binary("le", self, other)
+
+    @public("gt")
+    def gt(self, other):
+        return _binary("gt", self, other)
+
+    @public("ge")
+    def ge(self, other):
+        return _binary("ge", self, other)
+
+    __eq__ = eq
+    __ne__ = ne
+    __lt__ = lt
+    __le__ = le
+    __gt__ = gt
+    __ge__ = ge
+
+    def __and__(self, other):
+        return Tensor(np.logical_and(self.data, _index_arrays(other)))
+
+    def __or__(self, other):
+        return Tensor(np.logical_or(self.data, _index_arrays(other)))
+
+    def __invert__(self):
+        return Tensor(np.logical_not(self.data) if self.data.dtype == np.bool_
+                      else np.invert(self.data))
+
+    # ----------------------------------------------------------------- unary
+    @public("exp")
+    def exp(self):
+        return apply("exp", (self,))
+
+    @public("log")
+    def log(self):
+        return apply("log", (self,))
+
+    @public("sqrt")
+    def sqrt(self):
+        return apply("sqrt", (self,))
+
+    @public("rsqrt")
+    def rsqrt(self):
+        return 1.0 / apply("sqrt", (self,))
+
+    @public("abs")
+    def abs(self):
+        return apply("abs", (self,))
+
+    __abs__ = abs
+
+    @public("tanh")
+    def tanh(self):
+        return apply("tanh", (self,))
+
+    @public("sigmoid")
+    def sigmoid(self):
+        return apply("sigmoid", (self,))
+
+    @public("relu")
+    def relu(self):
+        return apply("relu", (self,))
+
+    @public("square")
+    def square(self):
+        return apply("mul", (self, self))
+
+    @public("sign")
+    def sign(self):
+        return Tensor(np.sign(self.data))
+
+    @public("clamp")
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise ValueError("clamp: at least one of min and max must be given")
+        return apply("clamp", (self,), {"min": min, "max": max})
+
+    clip = clamp
+
+    @public("softmax")
+    def softmax(self, dim: int):
+        return apply("softmax", (self,), {"dim": dim})
+
+    @public("log_softmax")
+    def log_softmax(self, dim: int):
+        return apply("log_softmax", (self,), {"dim": dim})
+
+    @public("logsumexp")
+    def logsumexp(self, dim, keepdim: bool = False):
+        return apply("logsumexp", (self,), {"dim": dim, "keepdim": keepdim})
+
+    # ------------------------------------------------------------- reductions
+    @public("sum")
+    def sum(self, dim=None, keepdim: bool = False, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        return apply("sum", (x,), {"dim": dim, "keepdim": keepdim})
+
+    @public("mean")
+    def mean(self, dim=None, keepdim: bool = False, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        if not dtypes.is_floating(x.data.dtype):
+            raise RuntimeError(
+                f"mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {x.data.dtype}; use x.float().mean().")
+        return apply("mean", (x,), {"dim": dim, "keepdim": keepdim})
+
+    @public("var")
+    def var(self, dim=None, keepdim: bool = False, *, correction: int = 1, unbiased=None):
+        if unbiased is not None:
+            correction = int(bool(unbiased))
+        return apply("var", (self,), {"dim": dim, "keepdim": keepdim, "correction": correction})
+
+    @public("std")
+    def std(self, dim=None, keepdim: bool = False, *, correction: int = 1, unbiased=None):
+        return self.var(dim, keepdim, correction=correction, unbiased=unbiased).sqrt()
+
+    @public("max")
+    def max(self, dim=None, keepdim: bool = False):
+        """``x.max()`` is the largest value (ties share the gradient evenly, as
+        torch); ``x.max(dim)`` returns ``(values, indices)`` and the gradient
+        goes to the index returned."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
+        if dim is None:
+            return apply("amax", (self,), {"dim": None, "keepdim": False})
+        return _min_max(self, dim, keepdim, np.argmax)
+
+    @public("min")
+    def min(self, dim=None, keepdim: bool = False):
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
+        if dim is None:
+            return -apply("amax", (-self,), {"dim": None, "keepdim": False})
+        return _min_max(self, dim, keepdim, np.argmin)
+
+    @public("amax")
+    def amax(self, dim=None, keepdim: bool = False):
+        return apply("amax", (self,), {"dim": dim, "keepdim": keepdim})
+
+    def argmax(self, dim=None, keepdim: bool = False):
+        if dim is None:
+            return Tensor(np.asarray(np.argmax(self.data), dtype=np.int64))
+        return Tensor(np.argmax(self.data, axis=dim, keepdims=keepdim).astype(np.int64))
+
+    def argmin(self, dim=None, keepdim: bool = False):
+        if dim is None:
+            return Tensor(np.asarray(np.argmin(self.data), dtype=np.int64))
+        return Tensor(np.argmin(self.data, axis=dim, keepdims=keepdim).astype(np.int64))
+
+    # ------------------------------------------------------------- shape ops
+    @public("reshape")
+    def reshape(self, *shape):
+        return apply("reshape", (self,), {"shape": _dims(shape)})
+
+    @public("view")
+    def view(self, *shape):
+        """torch.view: like reshape, but never copies (errors on a layout it
+        cannot view, as torch does)."""
+        if isinstance(shape[0], np.dtype | str) if shape else False:
+            raise NotImplementedError("view(dtype) reinterprets bits; use .to(dtype) instead")
+        out = self.reshape(*shape)
+        if out.data.size and not np.shares_memory(out.data, self.data):
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride "
+                f"(shape {list(self.shape)}); use .reshape(...) instead.")
+        return out
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.view(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    @public("flatten")
+    def flatten(self, start_dim: int = 0, end_dim: int = -1):
+        shape = self.data.shape
+        if not shape:
+            return self.reshape(1)
+        start, end = start_dim % len(shape), end_dim % len(shape)
+        return self.reshape(shape[:start] + (-1,) + shape[end + 1:])
+
+    @public("unsqueeze")
+    def unsqueeze(self, dim: int):
+        shape = list(self.data.shape)
+        shape.insert(dim % (len(shape) + 1), 1)
+        return self.reshape(tuple(shape))
+
+    @public("squeeze")
+    def squeeze(self, dim=None):
+        shape = self.data.shape
+        if dim is None:
+            new = tuple(s for s in shape if s != 1)
+        else:
+            dims = {d % max(len(shape), 1) for d in ((dim,) if isinstance(dim, int) else dim)}
+            new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+        return self.reshape(new)
+
+    @public("transpose")
+    def transpose(self, dim0: int, dim1: int):
+        return apply("transpose", (self,), {"dim0": dim0, "dim1": dim1})
+
+    def t(self) -> Tensor:
+        if self.data.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, got {self.ndim}")
+        return self if self.data.ndim < 2 else self.transpose(0, 1)
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(*reversed(range(self.data.ndim)))
+
+    @property
+    def mT(self) -> Tensor:
+        return self.transpose(-2, -1)
+
+    @public("permute")
+    def permute(self, *dims):
+        return apply("permute", (self,), {"dims": _dims(dims)})
+
+    @public("expand")
+    def expand(self, *sizes):
+        sizes = _dims(sizes)
+        lead = len(sizes) - self.data.ndim
+        shape = tuple(self.data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        return apply("broadcast_to", (self,), {"shape": shape})
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other.shape)
+
+    def broadcast_to(self, shape) -> Tensor:
+        return self.expand(*shape)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    @public("getitem")
+    def __getitem__(self, index):
+        return apply("getitem", (self,), {"index": _index_arrays(index)})
+
+    def __setitem__(self, index, value):
+        self._check_inplace("__setitem__", value)
+        self.data[_index_arrays(index)] = value.data if isinstance(value, Tensor) else value
+        self._vbox[0] += 1
+
+    # ------------------------------------------------------------------ casts
+    @public("to")
+    def to(self, *args, dtype=None, **kwargs):
+        """``to(dtype)`` casts with a gradient cast back to this dtype;
+        ``to("cpu")`` is accepted (this engine only has the cpu)."""
+        for arg in args:
+            if isinstance(arg, str) and arg in ("cpu",):
+                continue
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            else:
+                dtype = arg
+        if dtype is None:
+            return self
+        dtype = dtypes.as_dtype(dtype)
+        if dtype == self.data.dtype:
+            return self
+        return apply("cast", (self,), {"dtype": dtype})
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    def float(self) -> Tensor:
+        return self.to(dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self.to(dtypes.float64)
+
+    def half(self) -> Tensor:
+        return self.to(dtypes.float16)
+
+    def bfloat16(self) -> Tensor:
+        return self.to(dtypes.bfloat16)
+
+    def long(self) -> Tensor:
+        return self.to(dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self.to(dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(dtypes.bool_)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    @public("clone")
+    def clone(self):
+        return apply("cast", (self,), {"dtype": self.data.dtype})
+
+    # -------------------------------------------------------------- in place
+    def _check_inplace(self, op: str, other=None) -> None:
+        if not GRAD.enabled:
+            return
+        if self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(
+                f"{op}: a leaf tensor that requires grad is being used in an in-place "
+                "operation. Wrap the update in `with no_grad():` (as optimizers do), or "
+                "work on x.detach().")
+        if self._requires_grad or (isinstance(other, Tensor) and other._requires_grad):
+            raise RuntimeError(
+                f"{op}: in-place ops are not recorded in this engine's history (it differs "
+                "from torch here to keep the graph simple). Use the out-of-place form "
+                "(y = x + z) or run the update under no_grad().")
+
+    def _inplace(self, op: str, other, ufunc) -> Tensor:
+        self._check_inplace(op, other)
+        value = other.data if isinstance(other, Tensor) else other
+        ufunc(self.data, value, out=self.data, casting="unsafe")
+        self._vbox[0] += 1
+        return self
+
+    def add_(self, other, alpha=1) -> Tensor:
+        if alpha != 1:
+            other = (other.data if isinstance(other, Tensor) else np.asarray(other)) * alpha
+        return self._inplace("add_", other, np.add)
+
+    def sub_(self, other, alpha=1) -> Tensor:
+        if alpha != 1:
+            other = (other.data if isinstance(other, Tensor) else np.asarray(other)) * alpha
+        return self._inplace("sub_", other, np.subtract)
+
+    def mul_(self, other) -> Tensor:
+        return self._inplace("mul_", other, np.multiply)
+
+    def div_(self, other) -> Tensor:
+        return self._inplace("div_", other, np.true_divide)
+
+    def addcmul_(self, a, b, value=1) -> Tensor:
+        return self.add_(_index_arrays(a) * _index_arrays(b) * value)
+
+    def addcdiv_(self, a, b, value=1) -> Tensor:
+        return self.add_(_index_arrays(a) / _index_arrays(b) * value)
+
+    def lerp_(self, end, weight) -> Tensor:
+        return self.add_((_index_arrays(end) - self.data) * weight)
+
+    def clamp_(self, min=None, max=None) -> Tensor:
+        self._check_inplace("clamp_")
+        np.clip(self.data, min, max, out=self.data)
+        self._vbox[0] += 1
+        return self
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def fill_(self, value) -> Tensor:
+        self._check_inplace("fill_")
+        self.data[...] = value.data if isinstance(value, Tensor) else value
+        self._vbox[0] += 1
+        return self
+
+    def copy_(self, other) -> Tensor:
+        value = other.data if isinstance(other, Tensor) else np.asarray(other)
+        try:
+            np.broadcast_to(value, self.data.shape)
+        except ValueError:
+            raise RuntimeError(
+                f"copy_: the source of shape {list(value.shape)} cannot be broadcast to the "
+                f"destination's shape {list(self.shape)}.") from None
+        self._check_inplace("copy_", other)
+        self.data[...] = value
+        self._vbox[0] += 1
+        return self
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def new_zeros(self, *size, dtype=None) -> Tensor:
+        return zeros(*size, dtype=dtype or self.dtype)
+
+    def new_ones(self, *size, dtype=None) -> Tensor:
+        return ones(*size, dtype=dtype or self.dtype)
+
+    def new_tensor(self, data, dtype=None) -> Tensor:
+        return tensor(data, dtype=dtype or self.dtype)
+
+
+def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:
+    from collections import namedtuple
+
+    indices = np.expand_dims(arg(x.data, axis=dim), dim).astype(np.int64)
+    values = apply("gather", (x,), {"dim": dim, "index": indices})
+    if not keepdim:
+        values = values.squeeze(dim)
+        indices = np.squeeze(indices, dim)
+    result = namedtuple("return_types", ["values", "indices"])
+    return result(values, Tensor(indices))
+
+
+# --------------------------------------------------------------- factories
+
+
+def _as_array(data, dtype=None) -> np.ndarray:
+    """``torch.tensor``'s dtype inference: Python floats give float32, ints
+    int64, bools bool; numpy arrays keep their dtype."""
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+    if isinstance(data, np.ndarray):
+        return data if dtype is None or data.dtype == dtype else data.astype(dtype)
+    if isinstance(data, list | tuple) and any(isinstance(d, Tensor) for d in data):
+        data = [d.data if isinstance(d, Tensor) else d for d in data]
+    array = np.asarray(data)
+    if dtype is not None:
+        return array.astype(dtype, copy=False)
+    if isinstance(data, np.generic):
+        return array
+    if array.dtype == np.float64:
+        return array.astype(np.float32)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64, copy=False)
+    return array
+
+
+def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (``torch.tensor``)."""
+    if isinstance(data, Tensor):
+        data = data.data
+    array = _as_array(data, dtype)
+    if isinstance(data, np.ndarray) and array is data:
+        array = array.copy()
+    return Tensor(array, requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None) -> Tensor:
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtypes.as_dtype(dtype)):
+        return data
+    return Tensor(_as_array(data, dtype))
+
+
+def _size(size) -> tuple[int, ...]:
+    return tuple(int(s) for s in _dims(size))
+
+
+def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return Tensor(np.zeros(_size(size), dtypes.as_dtype(dtype or dtypes.float32)),
+                  requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return Tensor(np.ones(_size(size), dtypes.as_dtype(dtype or dtypes.float32)),
+                  requires_grad=requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_dtype_for(fill_value)
+    return Tensor(np.full(_size(size), fill_value, dtype), requires_grad=requires_grad)
+
+
+def empty(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+
+def zeros_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    return zeros(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def ones_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    return ones(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad)
+
+
+def full_like(x: Tensor, fill_value, dtype=None) -> Tensor:
+    return full(x.shape, fill_value, dtype=dtype or x.dtype)
+
+
+def randn(*size, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """Standard normal samples from the engine's generator (see :mod:`.random`)."""
+    from .random import default_generator
+
+    rng = generator or default_generator()
+    values = rng.standard_normal(_size(size)).astype(dtypes.as_dtype(dtype or dtypes.float32))
+    return Tensor(values, requires_grad=requires_grad)
+
+
+def rand(*size, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
+    from .random import default_generator
+
+    rng = generator or default_generator()
+    values = rng.random(_size(size)).astype(dtypes.as_dtype(dtype or dtypes.float32))
+    return Tensor(values, requires_grad=requires_grad)
+
+
+def randn_like(x: Tensor, dtype=None) -> Tensor:
+    return randn(x.shape, dtype=dtype or x.dtype)
+
+
+def arange(start, end=None, step=1, dtype=None) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    values = np.arange(start, end, step)
+    return Tensor(values, dtype=dtype)
+
+
+def eye(n: int, m: int | None = None, dtype=None) -> Tensor:
+    return Tensor(np.eye(n, m, dtype=dtypes.as_dtype(dtype or dtypes.float32)))
