@@ -71,6 +71,9 @@ class Group(ABC):
     bytes_sent: int
     #: collectives first check that all ranks pass the same shape and dtype
     check_shapes: bool = True
+    #: whether a background thread of this rank may communicate for it
+    #: (used by DDP to overlap all-reduce with backward)
+    threads_may_communicate: bool = False
 
     @abstractmethod
     def isend(self, array: np.ndarray, dst: int) -> Work:
@@ -86,6 +89,12 @@ class Group(ABC):
         """Seconds on this rank's clock: wall time for real processes, the
         model clock in the simulated world (so timing code runs on both)."""
         return time.perf_counter()
+
+    def compute(self, seconds: float) -> None:
+        """Account for ``seconds`` of computation just done on this rank. Real
+        time passes by itself, so this does nothing here; the simulated world
+        advances its model clock (see :func:`timed`)."""
+        return None
 
     def send(self, array: np.ndarray, dst: int) -> None:
         self.isend(array, dst).wait()
@@ -133,6 +142,7 @@ class TorchGroup(Group):
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         self.device = torch.device(device)
         self.bytes_sent = 0
+        self.threads_may_communicate = True
 
     def _wire(self, array: np.ndarray):
         t = self._torch.from_numpy(as_bytes(array))
@@ -153,6 +163,26 @@ class TorchGroup(Group):
             as_bytes(buffer)[:] = staging.cpu().numpy()
 
         return _TorchWork(self._dist.irecv(staging, src), copy_back)
+
+
+class timed:
+    """``with timed(group) as t: work()`` — measure ``work``'s wall time, tell
+    the group (``group.compute``), and leave ``t.start``/``t.end`` on the
+    group's clock. In the simulated world, where ranks take turns, this is a
+    clean measurement of each rank's computation placed on the model clock."""
+
+    def __init__(self, group: Group):
+        self.group = group
+
+    def __enter__(self):
+        self.start = self.group.now()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.group.compute(time.perf_counter() - self._wall)
+        self.end = self.group.now()
+        return False
 
 
 def init_from_env(backend: str | None = None) -> TorchGroup:
