@@ -23,6 +23,8 @@ import numpy as np
 
 from chapters.torchcheck import to_numpy
 
+from .graphviz_views import GraphDrawing
+
 TENSOR_STYLE = {"shape": "record", "style": "rounded,filled", "fillcolor": "#e8f1fb",
                 "fontname": "Helvetica", "fontsize": "10"}
 LEAF_STYLE = {**TENSOR_STYLE, "fillcolor": "#d5ecd4"}
@@ -114,26 +116,16 @@ def saved_tensors(node) -> list[tuple[str, str]]:
     return out
 
 
-def backward_graph(root, named: dict | None = None, show_saved: bool = False,
-                   show_values: bool = True, prefix: str = "", graph=None, title: str = ""):
-    """A ``graphviz.Digraph`` of ``root``'s history (an engine or torch tensor).
-
-    ``named`` maps names to tensors (parameters, inputs, intermediates) so the
-    drawing can label them; a named non-leaf tensor shows its data and — after
-    ``retain_grad()`` and backward — its gradient. ``prefix`` namespaces node ids
-    so two graphs can share one drawing (see :func:`side_by_side`).
-    """
-    import graphviz
-
-    g = graph if graph is not None else graphviz.Digraph(
-        graph_attr={"rankdir": "LR", "label": title, "labelloc": "t", "fontname": "Helvetica"})
+def _add_history(g, root, named: dict | None, show_saved: bool, show_values: bool,
+                 prefix: str) -> None:
+    """Add ``root``'s history to the graphviz graph (or cluster) ``g``."""
     named = dict(named or {})
     by_grad_fn = {id(t.grad_fn): (n, t) for n, t in named.items() if t.grad_fn is not None}
     by_leaf = {id(t): n for n, t in named.items() if t.grad_fn is None}
     if root.grad_fn is None:
         g.node(f"{prefix}root", _tensor_label(by_leaf.get(id(root), "leaf"), _shape(root),
                                               root, _grad(root), show_values), **LEAF_STYLE)
-        return g
+        return
     drawn: set[int] = set()
     stack = [root.grad_fn]
     while stack:
@@ -144,7 +136,7 @@ def backward_graph(root, named: dict | None = None, show_saved: bool = False,
         node_id = f"{prefix}{id(node)}"
         if _name(node) == "AccumulateGrad":
             leaf = node.variable
-            g.node(node_id, _tensor_label(by_leaf.get(id(leaf)), _shape(leaf), leaf, leaf.grad,
+            g.node(node_id, _tensor_label(by_leaf.get(id(leaf)), _shape(leaf), leaf, _grad(leaf),
                                           show_values), **LEAF_STYLE)
             continue
         label = _name(node)
@@ -165,22 +157,44 @@ def backward_graph(root, named: dict | None = None, show_saved: bool = False,
                 continue
             g.edge(f"{prefix}{id(parent)}", f"{node_id}op")
             stack.append(parent)
-    return g
+
+
+def _digraph(title: str = ""):
+    import graphviz
+
+    return graphviz.Digraph(graph_attr={"rankdir": "LR", "label": title, "labelloc": "t",
+                                        "fontname": "Helvetica"})
+
+
+def backward_graph(root, named: dict | None = None, show_saved: bool = False,
+                   show_values: bool = True, title: str = "") -> GraphDrawing:
+    """A drawing of ``root``'s history (an engine or a torch tensor).
+
+    ``named`` maps names to tensors (parameters, inputs, intermediates) so the
+    drawing can label them; a named non-leaf tensor shows its data and — after
+    ``retain_grad()`` and backward — its gradient. Displays as SVG, or as DOT
+    text with an install hint where Graphviz is missing (chapter 1's
+    :class:`~vizkit.graphviz_views.GraphDrawing`).
+    """
+    g = _digraph(title)
+    _add_history(g, root, named, show_saved, show_values, prefix="")
+    return GraphDrawing(g.source, describe(root))
 
 
 def side_by_side(left_root, right_root, left_named=None, right_named=None,
-                 titles=("course engine", "PyTorch"), show_saved: bool = False):
+                 titles=("course engine", "PyTorch"), show_saved: bool = False,
+                 show_values: bool = True) -> GraphDrawing:
     """One drawing with two clusters, e.g. the engine's graph next to torch's
     for the same computation, so their op names and shapes can be compared."""
-    import graphviz
-
-    g = graphviz.Digraph(graph_attr={"rankdir": "LR", "fontname": "Helvetica"})
+    g = _digraph()
     for i, (root, named, title) in enumerate([(left_root, left_named, titles[0]),
                                               (right_root, right_named, titles[1])]):
         with g.subgraph(name=f"cluster_{i}") as cluster:
             cluster.attr(label=title, style="rounded", color="#999999")
-            backward_graph(root, named, show_saved=show_saved, prefix=f"g{i}_", graph=cluster)
-    return g
+            _add_history(cluster, root, named, show_saved, show_values, prefix=f"g{i}_")
+    summary = " | ".join(f"{t}: {describe(r)}" for t, r in zip(titles, (left_root, right_root),
+                                                                  strict=True))
+    return GraphDrawing(g.source, summary)
 
 
 def op_names(root) -> list[str]:
@@ -195,3 +209,15 @@ def op_names(root) -> list[str]:
         names.append(_name(node))
         stack.extend(p for p, _ in node.next_functions if p is not None)
     return sorted(names)
+
+
+def describe(root) -> str:
+    """The text summary of a backward graph: how many backward functions of each kind."""
+    names = op_names(root)
+    if not names:
+        return f"a leaf tensor of shape {_shape(root)} with no history"
+    counts = {n: names.count(n) for n in dict.fromkeys(names)}
+    leaves = counts.pop("AccumulateGrad", 0)
+    ops = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items())
+    return (f"backward graph of a {_shape(root)} tensor: {sum(counts.values())} backward "
+            f"functions ({ops}) and {leaves} leaf accumulators (AccumulateGrad)")

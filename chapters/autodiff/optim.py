@@ -128,9 +128,10 @@ class Optimizer:
 
 
 def _bump_version(p: Tensor) -> None:
-    """An in-place update changes a tensor that a live graph may have saved."""
-    if hasattr(p, "_version"):
-        p._version += 1
+    """An update is an in-place op, so it bumps the version counter (as torch's
+    ``p.add_()`` would): a graph that saved ``p`` before the step then refuses
+    to backward with stale values instead of silently using the new ones."""
+    p._vbox[0] += 1
 
 
 class SGD(Optimizer):

@@ -1,0 +1,132 @@
+"""Engine vs PyTorch eager (CPU): time ratios measured in one run.
+
+    python bench/autodiff_bench.py [--threads N] [--repeats R]
+
+Three workloads, each written once as a function of a "library" namespace and
+run on both engines with the same thread count for numpy's BLAS (set through
+threadpoolctl) and for torch (``torch.set_num_threads``):
+
+1. an MLP training step 64-256-256-10, batch 128, Adam     (goal: <= 1.5x torch)
+2. per-op overhead: forward + backward of a 50-op chain on 16-element tensors
+                                                            (goal: <= 3x torch)
+3. a matmul-dominated layer: Linear 1024 -> 1024 on a batch of 512, forward
+   and backward                                             (goal: <= 1.1x torch)
+
+Each timing is the median of ``repeats`` runs of a loop sized to last about
+0.1 s, after a warm-up; the ratio is engine time / torch time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+import chapters.autodiff as ad
+from chapters.autodiff import nn, optim
+
+TORCH = SimpleNamespace(name="torch", nn=torch.nn, optim=torch.optim, F=torch.nn.functional,
+                        tensor=lambda a, requires_grad=False: torch.tensor(
+                            a, requires_grad=requires_grad))
+ENGINE = SimpleNamespace(name="engine", nn=nn, optim=optim, F=ad.functional,
+                         tensor=lambda a, requires_grad=False: ad.tensor(
+                             a, requires_grad=requires_grad))
+
+
+def mlp_step(lib, rng):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 10))
+    if lib is ENGINE:
+        ours = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                             nn.Linear(256, 10))
+        ours.load_state_dict(model.state_dict())
+        model = ours
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    x = lib.tensor(rng.standard_normal((128, 64)).astype(np.float32))
+    y = lib.tensor(rng.integers(0, 10, size=128))
+
+    def step():
+        opt.zero_grad()
+        lib.F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    return step
+
+
+def op_chain(lib, rng):
+    x = lib.tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    a = lib.tensor(rng.uniform(0.5, 1.0, 16).astype(np.float32), requires_grad=True)
+    b = lib.tensor(rng.standard_normal(16).astype(np.float32), requires_grad=True)
+    ops = [lambda y: y * a, lambda y: y + b, lambda y: y.tanh(), lambda y: y * 0.9,
+           lambda y: y - b]
+
+    def step():
+        y = x
+        for i in range(50):
+            y = ops[i % len(ops)](y)
+        y.sum().backward()  # the 51st op: a scalar to start backward from
+
+    return step
+
+
+def big_layer(lib, rng):
+    x = lib.tensor(rng.standard_normal((512, 1024)).astype(np.float32), requires_grad=True)
+    w = lib.tensor((rng.standard_normal((1024, 1024)) / 32).astype(np.float32),
+                   requires_grad=True)
+    b = lib.tensor(np.zeros(1024, np.float32), requires_grad=True)
+    cotangent = lib.tensor(rng.standard_normal((512, 1024)).astype(np.float32))
+
+    def step():
+        lib.F.linear(x, w, b).backward(cotangent)
+
+    return step
+
+
+def measure(step, repeats: int) -> float:
+    step()  # warm-up
+    start, loops = time.perf_counter(), 0
+    while time.perf_counter() - start < 0.1:
+        step()
+        loops += 1
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(loops):
+            step()
+        times.append((time.perf_counter() - start) / loops)
+    return statistics.median(times)
+
+
+WORKLOADS = [("MLP training step 64-256-256-10, batch 128, Adam", mlp_step, 1.5),
+             ("50-op chain on 16-element tensors, fwd+bwd", op_chain, 3.0),
+             ("Linear 1024x1024, batch 512, fwd+bwd", big_layer, 1.1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    with threadpool_limits(limits=args.threads):
+        print(f"threads: numpy BLAS {args.threads}, torch {torch.get_num_threads()}; "
+              f"torch {torch.__version__}, numpy {np.__version__}")
+        print(f"{'workload':52s} {'engine':>10s} {'torch':>10s} {'ratio':>7s} {'goal':>6s}")
+        for title, build, goal in WORKLOADS:
+            seconds = {lib.name: measure(build(lib, np.random.default_rng(0)), args.repeats)
+                       for lib in (ENGINE, TORCH)}
+            ratio = seconds["engine"] / seconds["torch"]
+            verdict = "ok" if ratio <= goal else "over"
+            print(f"{title:52s} {seconds['engine'] * 1e3:8.3f}ms {seconds['torch'] * 1e3:8.3f}ms "
+                  f"{ratio:6.2f}x {goal:5.1f}x {verdict}")
+
+
+if __name__ == "__main__":
+    main()
