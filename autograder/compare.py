@@ -9,7 +9,7 @@ Modes:
 * ``"allclose"``: numbers and arrays agree within ``|got - expected| <= atol +
   rtol * |expected|`` (NaN matches NaN); shapes, container lengths, dict keys,
   strings, booleans and ``None`` must match exactly; a list and a tuple with the
-  same elements are treated alike.
+  same elements are treated alike, and a list of numbers may stand for an array.
 * ``"equal"``: everything exact (numbers compared by value, arrays elementwise).
 * ``"set"``: both are collections with the same elements, in any order, counting
   repeats.
@@ -111,6 +111,14 @@ def _compare(expected, got, path, exact, rtol, atol) -> Comparison:
 
 
 def _compare_arrays(expected: np.ndarray, got, path, exact, rtol, atol) -> Comparison:
+    if _kind(got) == "sequence" and not exact:
+        try:  # a list of the right numbers is as good as an array in "allclose"
+            got = np.asarray(got)
+        except ValueError:
+            pass
+        if not isinstance(got, np.ndarray) or got.dtype.kind not in "biufc":
+            return _fail(path, f"expected an array of shape {expected.shape}, got a "
+                               f"sequence that is not a numeric array ({_short(got)})")
     if _kind(got) not in ("array", "number", "bool"):
         return _fail(path, f"expected an array of shape {expected.shape}, got a "
                            f"{_kind(got)} ({_short(got)})")

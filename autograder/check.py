@@ -1,0 +1,325 @@
+"""Self-check inside the learner's notebook: ``check("exercise_id")`` and ``check_all()``.
+
+Runs the exercise's PUBLIC cases against the learner's live function, in the
+learner's own kernel (no sandbox: it is their code on their machine), and shows
+a compact table: pass/fail per case, the input, expected vs got with the first
+mismatch highlighted, and the exercise's hint. Grading also runs hidden cases,
+so passing here is necessary, not sufficient; the table says so.
+
+Values go through the same :mod:`autograder.codec` round trip and the same
+:func:`autograder.compare.compare` as in grading, so "passes here" and "passes
+when graded" agree on the public cases. A stub that still raises
+``NotImplementedError`` is reported as "not attempted", not as a crash.
+
+Where the cases come from, first match wins: the ``lab`` argument (a lab id or a
+directory with ``spec.py``); ``spec.py`` in the current directory;
+``public_cases.json`` in the current directory (what ``release`` writes next to
+the student notebook); every ``labs/*/spec.py`` of the installed course.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import codec
+from .compare import compare
+from .release import PUBLIC_CASES
+from .spec import load_lab
+
+STATUS_STYLE = {"passed": ("#1a7f37", "passed"), "failed": ("#cf222e", "failed"),
+                "error": ("#cf222e", "error"), "not_attempted": ("#9a6700", "not attempted"),
+                "missing": ("#9a6700", "not defined")}
+
+
+@dataclass
+class PublicExercise:
+    id: str
+    function: str
+    compare: object
+    rtol: float
+    atol: float
+    hint: str
+    hidden_cases: int
+    cases: list[tuple[str, tuple, dict, object]]   # name, args, kwargs, expected
+    lab: str = ""
+
+
+@dataclass
+class CaseResult:
+    name: str
+    status: str
+    args: tuple
+    kwargs: dict
+    expected: object
+    got: object = None
+    message: str = ""
+    mask: np.ndarray | None = None
+
+
+@dataclass
+class CheckReport:
+    exercise: PublicExercise
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.status == "passed" for r in self.results)
+
+    @property
+    def status(self) -> str:
+        statuses = {r.status for r in self.results}
+        if statuses == {"passed"}:
+            return "passed"
+        if statuses <= {"not_attempted"}:
+            return "not_attempted"
+        return "failed"
+
+    def headline(self) -> str:
+        ex = self.exercise
+        hidden = (f"; grading also runs {ex.hidden_cases} hidden case(s)" if ex.hidden_cases
+                  else "")
+        word = {"passed": "all pass", "not_attempted": "not attempted yet",
+                "failed": "some fail"}[self.status]
+        return (f"{ex.id}: {self.passed}/{len(self.results)} public cases pass ({word}). "
+                f"These are the public cases only{hidden}.")
+
+    def to_text(self) -> str:
+        lines = [self.headline()]
+        for r in self.results:
+            lines.append(f"  [{STATUS_STYLE[r.status][1]}] {r.name}: {r.message}".rstrip(": "))
+        if self.status != "passed" and self.exercise.hint:
+            lines.append(f"  hint: {self.exercise.hint}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return report_html([self])
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+
+def _load_public(exercise_id: str, lab=None) -> PublicExercise:
+    if lab is None and Path("spec.py").is_file():
+        try:
+            return _from_spec(load_lab(Path(".")), exercise_id)
+        except KeyError:
+            pass
+    if lab is not None:
+        return _from_spec(load_lab(lab), exercise_id)
+    public = Path(PUBLIC_CASES)
+    if public.is_file():
+        found = _from_public_json(json.loads(public.read_text()), exercise_id)
+        if found is not None:
+            return found
+    matches = []
+    for spec_file in sorted(_labs_dir().glob("*/spec.py")):
+        spec = load_lab(spec_file.parent.name)
+        if any(ex.id == exercise_id for ex in spec.exercises):
+            matches.append(spec)
+    if len(matches) == 1:
+        return _from_spec(matches[0], exercise_id)
+    if matches:
+        raise LookupError(f"exercise {exercise_id!r} exists in labs "
+                          f"{[m.id for m in matches]}; pass lab=...")
+    raise LookupError(f"no lab has an exercise {exercise_id!r} (looked at ./spec.py, "
+                      f"./{PUBLIC_CASES} and labs/*/spec.py)")
+
+
+def _labs_dir() -> Path:
+    import labs
+
+    return Path(labs.__file__).parent
+
+
+def _from_spec(spec, exercise_id: str) -> PublicExercise:
+    ex = spec.exercise(exercise_id)
+    cases = []
+    for case in ex.public_cases:
+        args, kwargs = codec.decode(codec.encode((tuple(case.args), dict(case.kwargs))))
+        cases.append((case.name, tuple(case.args), dict(case.kwargs),
+                      codec.loads(codec.dumps(ex.reference(*args, **kwargs)))))
+    return PublicExercise(ex.id, ex.function, ex.compare, ex.rtol, ex.atol, ex.hint,
+                          len(ex.hidden_cases), cases, spec.id)
+
+
+def _from_public_json(data: dict, exercise_id: str) -> PublicExercise | None:
+    for ex in data.get("exercises", []):
+        if ex["id"] == exercise_id:
+            compare_mode = ex["compare"] if ex["compare"] != "custom" else "allclose"
+            cases = [(c["name"], codec.decode(c["args"]), codec.decode(c["kwargs"]),
+                      codec.decode(c["expected"])) for c in ex["cases"]]
+            return PublicExercise(ex["id"], ex["function"], compare_mode, ex["rtol"], ex["atol"],
+                                  ex["hint"], ex["hidden_cases"], cases, data.get("lab", ""))
+    return None
+
+
+def _namespace(namespace):
+    if namespace is not None:
+        return namespace
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None:
+        return shell.user_ns
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("autograder"):
+        frame = frame.f_back
+    return frame.f_globals if frame is not None else {}
+
+
+def run_check(exercise_id: str, lab=None, namespace=None) -> CheckReport:
+    """Run the public cases of ``exercise_id``; return the report (displays nothing)."""
+    ex = _load_public(exercise_id, lab)
+    function = _namespace(namespace).get(ex.function)
+    report = CheckReport(ex)
+    for name, args, kwargs, expected in ex.cases:
+        result = CaseResult(name, "passed", args, kwargs, expected)
+        report.results.append(result)
+        if not callable(function):
+            result.status = "missing"
+            result.message = f"no function named {ex.function!r} is defined; run its cell first"
+            continue
+        call_args, call_kwargs = codec.decode(codec.encode((tuple(args), dict(kwargs))))
+        try:
+            value = function(*call_args, **call_kwargs)
+        except NotImplementedError:
+            result.status, result.message = "not_attempted", "not attempted yet"
+            continue
+        except Exception as err:
+            frames = traceback.extract_tb(err.__traceback__)[1:]
+            where = f" (line {frames[-1].lineno} in {frames[-1].name})" if frames else ""
+            result.status = "error"
+            result.message = f"raised {type(err).__name__}: {err}{where}"
+            continue
+        try:
+            result.got = codec.loads(codec.dumps(value))
+        except codec.CodecError as err:
+            result.status, result.got = "error", value
+            result.message = f"the grader could not receive this value: {err}"
+            continue
+        outcome = compare(expected, result.got, ex.compare, ex.rtol, ex.atol)
+        if not outcome.ok:
+            result.status, result.message, result.mask = "failed", outcome.message, outcome.mask
+    return report
+
+
+def _element(v) -> str:
+    v = v.item() if isinstance(v, np.generic) else v
+    return f"{v:.6g}" if isinstance(v, float) else repr(v)
+
+
+def _cell(value, mask=None, limit=400) -> str:
+    """HTML for a value; array elements under ``mask`` are highlighted."""
+    if isinstance(value, np.ndarray) and mask is not None and mask.shape == value.shape \
+            and value.ndim in (1, 2) and value.size <= 64:
+        rows = value.reshape(1, -1) if value.ndim == 1 else value
+        bad = mask.reshape(rows.shape)
+        marked = "background:#ffd7d5;font-weight:bold"
+        body = "".join(
+            "<tr>" + "".join(f'<td style="padding:1px 4px;{marked if b else ""}">'
+                             f"{html.escape(_element(v))}</td>"
+                             for v, b in zip(row, brow, strict=True)) + "</tr>"
+            for row, brow in zip(rows, bad, strict=True))
+        return f'<table style="border-collapse:collapse;font-family:monospace">{body}</table>'
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"<code>{html.escape(text)}</code>"
+
+
+def _args_text(args, kwargs) -> str:
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    text = ", ".join(parts)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def report_html(reports: list[CheckReport]) -> str:
+    blocks = []
+    for report in reports:
+        rows = []
+        for r in report.results:
+            color, label = STATUS_STYLE[r.status]
+            detail = html.escape(r.message)
+            if r.status == "failed":
+                detail = f'<span style="color:#cf222e">{detail}</span>'
+            rows.append(
+                f'<tr><td style="color:{color};font-weight:bold">{label}</td>'
+                f"<td>{html.escape(r.name)}</td>"
+                f"<td><code>{html.escape(_args_text(r.args, r.kwargs))}</code></td>"
+                f"<td>{_cell(r.expected, r.mask)}</td>"
+                f"<td>{_cell(r.got, r.mask) if r.status in ('passed', 'failed') else ''}</td>"
+                f"<td>{detail}</td></tr>")
+        hint = (f'<div style="margin-top:4px"><b>Hint:</b> {html.escape(report.exercise.hint)}'
+                "</div>" if report.exercise.hint and report.status != "passed" else "")
+        blocks.append(
+            f'<div class="autograder-check" style="margin:6px 0">'
+            f"<div><b>{html.escape(report.headline())}</b></div>"
+            '<table style="border-collapse:collapse;font-size:90%">'
+            "<tr><th>result</th><th>case</th><th>input</th><th>expected</th><th>got</th>"
+            f"<th>message</th></tr>{''.join(rows)}</table>{hint}</div>")
+    return "".join(blocks)
+
+
+def _show(reports: list[CheckReport], summary: str | None = None) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        head = f"<div><b>{html.escape(summary)}</b></div>" if summary else ""
+        display(HTML(head + report_html(reports)))
+    else:
+        if summary:
+            print(summary)
+        for report in reports:
+            print(report.to_text())
+
+
+def check(exercise_id: str, lab=None) -> None:
+    """Run and show the public cases of one exercise."""
+    _show([run_check(exercise_id, lab, _namespace(None))])
+
+
+def run_check_all(lab=None, namespace=None) -> list[CheckReport]:
+    """Reports for every exercise of the lab (by default: the lab in ./spec.py or
+    ./public_cases.json, or the lab whose functions this namespace defines)."""
+    namespace = _namespace(namespace)
+    ids = _exercise_ids(lab, namespace)
+    return [run_check(eid, lab, namespace) for eid in ids]
+
+
+def _exercise_ids(lab, namespace) -> list[str]:
+    if lab is not None:
+        return [ex.id for ex in load_lab(lab).exercises]
+    if Path("spec.py").is_file():
+        return [ex.id for ex in load_lab(Path(".")).exercises]
+    if Path(PUBLIC_CASES).is_file():
+        return [ex["id"] for ex in json.loads(Path(PUBLIC_CASES).read_text())["exercises"]]
+    best, best_hits = None, 0
+    for spec_file in sorted(_labs_dir().glob("*/spec.py")):
+        spec = load_lab(spec_file.parent.name)
+        hits = sum(callable(namespace.get(ex.function)) for ex in spec.exercises)
+        if hits > best_hits:
+            best, best_hits = spec, hits
+    if best is None:
+        raise LookupError("cannot tell which lab this is; call check_all(lab='lab1_graph')")
+    return [ex.id for ex in best.exercises]
+
+
+def check_all(lab=None) -> None:
+    """Run and show the public cases of every exercise, with a summary line."""
+    reports = run_check_all(lab, _namespace(None))
+    done = sum(r.status == "passed" for r in reports)
+    _show(reports, f"{done}/{len(reports)} exercises pass all their public cases "
+                   "(public cases only; grading adds hidden cases).")
