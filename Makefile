@@ -16,6 +16,7 @@ help:
 	@echo "make lab    - set up .venv and open JupyterLab on chapters/"
 	@echo "make test   - set up .venv and run the whole test suite"
 	@echo "make bench  - print engine-vs-PyTorch ratios (bench/)"
+	@echo "make site   - export the executed chapters as offline HTML to build/site/"
 	@echo "make clean  - remove build outputs (keeps .venv)"
 
 setup: $(STAMP) system-deps
@@ -38,6 +39,9 @@ test: setup
 
 bench: setup
 	@for f in bench/*_bench.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+site: setup
+	$(PY) tools/build_site.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
