@@ -33,7 +33,7 @@ def plain(value):
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
     if isinstance(value, np.ndarray):
-        return plain(value.tolist())
+        return value
     if isinstance(value, np.generic):
         return value.item()
     return value
@@ -50,6 +50,14 @@ def _close(expected, got, rtol, atol, where="value"):
         return True, "ok"
     if isinstance(expected, str | bool | type(None)):
         return expected == got, f"{where}: {got!r} != {expected!r}"
+    if isinstance(expected, list) and not all(isinstance(e, int | float) for e in expected):
+        if not isinstance(got, list) or len(got) != len(expected):
+            return False, f"{where}: expected a list of {len(expected)} items, got {got!r}"
+        for k, (e, g) in enumerate(zip(expected, got, strict=True)):
+            ok, msg = _close(e, g, rtol, atol, f"{where}[{k}]")
+            if not ok:
+                return ok, msg
+        return True, "ok"
     e = np.asarray(expected, dtype=np.float64)
     try:
         g = np.asarray(got, dtype=np.float64)
@@ -65,11 +73,22 @@ def compare(ex: Exercise, expected, got) -> tuple[bool, str]:
     if callable(ex.compare):
         return ex.compare(expected, got)
     if ex.compare == "equal":
-        return plain(expected) == plain(got), f"{plain(got)!r} != {plain(expected)!r}"
+        e, g = plain(expected), plain(got)
+        return _close(e, g, 0.0, 0.0) if _has_arrays(e) else (e == g, f"{g!r} != {e!r}")
     if ex.compare == "set":
         e, g = plain(expected), plain(got)
         return (len(e) == len(g) and all(x in g for x in e)), f"{g!r} != {e!r} as sets"
     return _close(plain(expected), plain(got), ex.rtol, ex.atol)
+
+
+def _has_arrays(value) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, dict):
+        return any(_has_arrays(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_arrays(v) for v in value)
+    return False
 
 
 def isclose(a: float, b: float) -> bool:

@@ -1,0 +1,266 @@
+"""Lab 4's exercises: float16 rounding, loss scaling, master weights, autocast.
+
+References run in the trusted grading process and come from PyTorch itself:
+the float16 cast, ``torch._amp_foreach_non_finite_check_and_unscale_`` and
+``torch._amp_update_scale_`` (the kernels behind ``torch.amp.GradScaler``),
+``torch.optim.SGD``. The autocast reference is the rule over
+:data:`AUTOCAST_POLICY` below; ``tests/labs/test_lab4_autocast.py`` checks it
+against real ``torch.autocast`` for every case (on CPU, and on CUDA where
+there is a GPU).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from autograder.spec import Case, Exercise, LabSpec
+
+FP16_SMALLEST_NORMAL = 2.0 ** -14
+
+AUTOCAST_POLICY = {
+    "cuda": {
+        "lower_precision": {"matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv1d",
+                            "conv2d", "conv3d", "prelu"},
+        "float32": {"softmax", "log_softmax", "exp", "log", "sum", "cumsum", "prod", "pow",
+                    "layer_norm", "group_norm", "mse_loss", "l1_loss", "nll_loss",
+                    "cross_entropy", "binary_cross_entropy_with_logits"},
+        "promote": {"cat", "stack", "addcmul", "addcdiv", "index_copy"},
+    },
+    "cpu": {
+        "lower_precision": {"matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv1d",
+                            "conv2d", "conv3d", "prelu"},
+        "float32": {"prod", "mse_loss", "l1_loss", "nll_loss", "cross_entropy",
+                    "binary_cross_entropy_with_logits"},
+        "promote": {"cat", "stack", "index_copy"},
+    },
+}
+"""The trusted copy of the support cell's table (a test keeps the two equal)."""
+
+# ------------------------------------------------------------------ references
+
+
+def _fp16(values) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(values, dtype=np.float32)).to(torch.float16)
+
+
+def ref_round_to_fp16(values):
+    return _fp16(values).to(torch.float64).numpy()
+
+
+def ref_classify_fp16(values):
+    flat = np.asarray(values, dtype=np.float32).ravel()
+    rounded = ref_round_to_fp16(flat)
+    labels = []
+    for x, r in zip(flat, rounded, strict=True):
+        if x == 0:
+            labels.append("zero")
+        elif np.isinf(r):
+            labels.append("overflow")
+        elif r == 0:
+            labels.append("underflow")
+        elif abs(r) < FP16_SMALLEST_NORMAL:
+            labels.append("subnormal")
+        else:
+            labels.append("normal")
+    return labels
+
+
+def ref_unscale_grads(grads, inv_scale):
+    tensors = [torch.tensor(np.asarray(g, dtype=np.float32)) for g in grads]
+    found = torch.zeros(1)
+    torch._amp_foreach_non_finite_check_and_unscale_(tensors, found,
+                                                     torch.tensor([inv_scale], dtype=torch.float32))
+    return {"grads": [t.numpy() for t in tensors], "found_inf": bool(found.item())}
+
+
+def ref_update_scale(scale, growth_tracker, found_inf, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000):
+    s = torch.tensor([scale], dtype=torch.float32)
+    tracker = torch.tensor([growth_tracker], dtype=torch.int32)
+    torch._amp_update_scale_(s, tracker, torch.tensor([float(found_inf)]), growth_factor,
+                             backoff_factor, growth_interval)
+    return [float(s.item()), int(tracker.item())]
+
+
+def ref_master_weight_step(master, scaled_grad_fp16, lr, scale, weight_decay=0.0):
+    param = torch.nn.Parameter(torch.tensor(np.asarray(master, dtype=np.float32)))
+    grad = torch.tensor(np.asarray(scaled_grad_fp16, dtype=np.float16)).to(torch.float32)
+    found = torch.zeros(1)
+    inv_scale = torch.tensor([scale], dtype=torch.float64).reciprocal().to(torch.float32)
+    torch._amp_foreach_non_finite_check_and_unscale_([grad], found, inv_scale)
+    skipped = bool(found.item())
+    if not skipped:
+        param.grad = grad
+        torch.optim.SGD([param], lr=lr, weight_decay=weight_decay).step()
+    new = param.detach()
+    return {"master": new.numpy().copy(), "model": new.to(torch.float16).numpy(),
+            "skipped": skipped}
+
+
+_ELIGIBLE = ("float16", "bfloat16", "float32")
+
+
+def _promote(dtypes):
+    out = getattr(torch, dtypes[0])
+    for d in dtypes[1:]:
+        out = torch.promote_types(out, getattr(torch, d))
+    return str(out).removeprefix("torch.")
+
+
+def ref_autocast_dtype(op, input_dtypes, device_type="cuda", dtype="float16"):
+    policy = AUTOCAST_POLICY[device_type]
+    if op in policy["lower_precision"]:
+        target = dtype
+    elif op in policy["float32"]:
+        target = "float32"
+    elif op in policy["promote"]:
+        target = _promote([dtype] + [d for d in input_dtypes if d in _ELIGIBLE])
+    else:
+        return _promote(list(input_dtypes))
+    return _promote([target if d in _ELIGIBLE else d for d in input_dtypes])
+
+
+# ------------------------------------------------------------------ comparisons
+
+
+def compare_master_step(expected, got):
+    """Masters to float32 rounding (SGD's fused multiply-add may differ by an ulp), the
+    float16 copy to one float16 step, ``skipped`` exactly."""
+    try:
+        master = np.asarray(got["master"], dtype=np.float64)
+        model = np.asarray(got["model"], dtype=np.float64)
+        skipped = got["skipped"]
+    except (TypeError, KeyError, ValueError):
+        return False, "expected a dict with 'master', 'model' and 'skipped'"
+    if not isinstance(skipped, bool) or skipped != expected["skipped"]:
+        return False, f"skipped = {skipped!r}, expected {expected['skipped']}"
+    want_master = np.asarray(expected["master"], dtype=np.float64)
+    want_model = np.asarray(expected["model"], dtype=np.float64)
+    if master.shape != want_master.shape or not np.allclose(master, want_master, rtol=1e-6,
+                                                            atol=1e-6):
+        return False, f"master = {master.tolist()}, expected {want_master.tolist()}"
+    if model.shape != want_model.shape or not np.allclose(model, want_model, rtol=1e-3,
+                                                          atol=6e-8):
+        return False, f"model = {model.tolist()}, expected {want_model.tolist()}"
+    return True, "ok"
+
+
+# ------------------------------------------------------------------ cases
+
+_rng = np.random.default_rng(4)
+_spread = (np.exp(_rng.uniform(-20, 11.5, 400)) * _rng.choice([-1, 1], 400)).astype(np.float32)
+# exact float16 ties: a value halfway between two neighbours goes to the even one
+_ties = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 2048 + 1, 2048 + 3, 2 ** -24 * 0.5,
+                  2 ** -24 * 1.5, 2 ** -24 * 2.5, -(1 + 2 ** -11)], dtype=np.float32)
+_edges = np.array([65504, 65519, 65520, 70000, -65520, 2 ** -14, 2 ** -14 * (1 - 2 ** -11),
+                   2 ** -25, 2 ** -25 * (1 + 2 ** -10), 3e-8, 1e-9, 0.0], dtype=np.float32)
+
+ROUND = (
+    Case("simple_values", (np.array([1.0, 0.1, -2.5, 1000.3, 3.14159], dtype=np.float32),)),
+    Case("overflow_and_underflow", (np.array([1e5, -1e5, 1e-9, 6e-5], dtype=np.float32),)),
+    Case("ties_go_to_even", (_ties,), hidden=True),
+    Case("range_edges", (_edges,), hidden=True),
+    Case("400_values_over_the_whole_range", (_spread,), hidden=True, points=2.0),
+    Case("keeps_the_shape", (_spread[:12].reshape(3, 4),), hidden=True),
+)
+
+CLASSIFY = (
+    Case("one_of_each", (np.array([0.0, 1.5, 1e-6, 1e-9, 1e6], dtype=np.float32),)),
+    Case("gradients", (np.array([3e-4, -7e-5, 5e-5, 2e-8, -4e-8], dtype=np.float32),)),
+    Case("boundaries", (_edges,), hidden=True),
+    Case("matrix_is_flattened", (_spread[:20].reshape(4, 5),), hidden=True),
+    Case("many_values", (_spread,), hidden=True),
+)
+
+_g = [_rng.normal(size=(3, 4)).astype(np.float32) * 1024,
+      _rng.normal(size=5).astype(np.float32) * 1024]
+
+UNSCALE = (
+    Case("finite", (_g, 1 / 1024)),
+    Case("one_inf", ([np.array([1.0, np.inf], dtype=np.float32), _g[1]], 0.5)),
+    Case("odd_inverse_scale", (_g, 1 / 3)),
+    Case("neg_inf_in_second_grad", ([_g[0], np.array([-np.inf, 2.0], dtype=np.float32)], 0.25),
+         hidden=True),
+    Case("large_scale", ([_g[0] * 60000], 2.0 ** -24), hidden=True),
+)
+
+UPDATE = (
+    Case("found_inf_backs_off", (65536.0, 17, True)),
+    Case("success_counts", (65536.0, 17, False)),
+    Case("grows_after_interval", (1024.0, 1999, False)),
+    Case("custom_factors_backoff", (1000.0, 5, True), {"growth_factor": 4.0,
+                                                        "backoff_factor": 0.25,
+                                                        "growth_interval": 3}, hidden=True),
+    Case("custom_factors_grow", (1000.0, 2, False), {"growth_factor": 4.0,
+                                                      "backoff_factor": 0.25,
+                                                      "growth_interval": 3}, hidden=True),
+    Case("growth_that_would_overflow_is_refused", (3e38, 1, False),
+         {"growth_interval": 2}, hidden=True),
+    Case("backoff_in_float32", (1.0e-30, 0, True), {"backoff_factor": 0.3}, hidden=True),
+    Case("interval_of_one", (8.0, 0, False), {"growth_interval": 1}, hidden=True),
+)
+
+_master = _rng.normal(size=6).astype(np.float32)
+_scaled = (_rng.normal(size=6) * 2.0 ** 10).astype(np.float16)
+
+MASTER = (
+    Case("plain_step", (_master, _scaled, 0.01, 1024.0)),
+    Case("inf_skips_the_step", (_master, np.array([1, 2, np.inf, 0, 0, 0], dtype=np.float16),
+                                0.01, 1024.0)),
+    Case("decayed_step", (_master, _scaled, 0.1, 1024.0), {"weight_decay": 0.01}, hidden=True),
+    Case("tiny_update_survives_in_the_master",
+         (np.ones(4, dtype=np.float32), np.full(4, 1.0, dtype=np.float16), 1e-4, 1.0),
+         hidden=True),
+    Case("nan_skips_the_step", (_master, np.array([np.nan, 0, 0, 0, 0, 0], dtype=np.float16),
+                                0.1, 8.0), hidden=True),
+    Case("non_power_of_two_scale", (_master, _scaled, 0.05, 1000.0), hidden=True),
+)
+
+AUTOCAST = (
+    Case("matmul_fp32_inputs", ("matmul", ["float32", "float32"])),
+    Case("softmax_on_cuda", ("softmax", ["float16"])),
+    Case("softmax_on_cpu", ("softmax", ["float16"]), {"device_type": "cpu"}),
+    Case("relu_is_not_listed", ("relu", ["float32"])),
+    Case("cat_promotes", ("cat", ["float16", "float32"])),
+    Case("linear_bfloat16", ("linear", ["float32", "float32", "float32"]),
+         {"dtype": "bfloat16"}, hidden=True),
+    Case("float64_is_never_cast", ("mm", ["float64", "float64"]), hidden=True),
+    Case("mse_loss_fp16_inputs_cpu", ("mse_loss", ["float16", "float16"]),
+         {"device_type": "cpu"}, hidden=True),
+    Case("add_mixed_no_cast", ("add", ["float16", "float32"]), hidden=True),
+    Case("add_int_and_half", ("mul", ["int64", "float16"]), hidden=True),
+    Case("cat_all_half_stays_half", ("cat", ["float16", "float16"]), {"device_type": "cpu"},
+         hidden=True),
+    Case("exp_of_half_on_cuda", ("exp", ["float16"]), hidden=True),
+    Case("mm_mixed_inputs_cpu", ("mm", ["float32", "float16"]), {"device_type": "cpu"},
+         hidden=True),
+)
+
+LAB = LabSpec(
+    id="lab4_amp",
+    title="Lab 4 — Mixed precision: float16 from the bits up",
+    source=Path(__file__).with_name("source.ipynb"),
+    exercises=(
+        Exercise("round_to_fp16", "round_to_fp16", ROUND, ref_round_to_fp16, rtol=0.0,
+                 atol=0.0, hint="spacing = 2**(exponent - 10), exponent = max(floor(log2|x|), "
+                                "-14); round(x / spacing) rounds half to even."),
+        Exercise("classify_fp16", "classify_fp16", CLASSIFY, ref_classify_fp16, compare="equal",
+                 hint="Classify the rounded value; 'underflow' means nonzero in, zero out."),
+        Exercise("unscale_grads", "unscale_grads", UNSCALE, ref_unscale_grads, rtol=0.0,
+                 atol=0.0, hint="Multiply by float32(inv_scale); inf * inv_scale is still inf."),
+        Exercise("update_scale", "update_scale", UPDATE, ref_update_scale, compare="equal",
+                 hint="Growth happens only when the tracker reaches growth_interval AND the "
+                      "grown scale is finite; the tracker resets either way."),
+        Exercise("master_weight_step", "master_weight_step", MASTER, ref_master_weight_step,
+                 compare=compare_master_step,
+                 hint="Unscale in float32, skip on inf/NaN, decay then step in float32, cast "
+                      "the result to float16."),
+        Exercise("autocast_dtype", "autocast_dtype", AUTOCAST, ref_autocast_dtype,
+                 compare="equal",
+                 hint="Eligible inputs are float16/bfloat16/float32; float64 and integers are "
+                      "never cast; then ordinary type promotion."),
+    ),
+)

@@ -1,0 +1,117 @@
+"""The bundled sample submissions get exactly the scores they should.
+
+Expected scores come from the source notebook's points, the sample plans
+(which exercises are left unsolved, which mistake is planted) and the specs'
+cases; never from the grader's own output.
+"""
+
+import numpy as np
+import pytest
+
+from autograder.grade import grade_notebook, prepare
+from autograder.notebook import exercise_cells, exercise_points, read_notebook, solution_regions
+from autograder.spec import load_lab
+
+from .labkit import LAB_IDS, LABS_DIR
+from .samples_plan import BUGGY, UNSOLVED, build
+
+
+def _grows_past_float32(case, expected) -> bool:
+    scale, tracker, found_inf = case.args
+    growth = case.kwargs.get("growth_factor", 2.0)
+    interval = case.kwargs.get("growth_interval", 2000)
+    with np.errstate(over="ignore"):
+        grown = np.float32(scale) * np.float32(growth)
+    return not found_inf and tracker + 1 == interval and not np.isfinite(grown)
+
+
+# which cases the planted mistake of BUGGY[lab] fails, decided from the case alone
+FAILS = {
+    "lab1_graph": lambda case, expected: "cycle" in expected,
+    "lab4_amp": _grows_past_float32,
+}
+
+
+@pytest.fixture(scope="module", params=LAB_IDS)
+def graded(request):
+    lab = load_lab(request.param)
+    plan = prepare(lab)
+    folder = LABS_DIR / lab.id / "samples"
+    grades = {p.stem: grade_notebook(plan, p) for p in sorted(folder.glob("*.ipynb"))}
+    return lab, exercise_points(read_notebook(lab.source)), grades
+
+
+def _scores(grade):
+    return {ex.exercise: ex.score for ex in grade.exercises}
+
+
+def test_committed_samples_are_up_to_date():
+    for lab_id in LAB_IDS:
+        for name, nb in build(lab_id).items():
+            committed = read_notebook(LABS_DIR / lab_id / "samples" / name)
+            assert [c.source for c in committed.cells] == [c.source for c in nb.cells], (
+                f"labs/{lab_id}/samples/{name} is stale: run python -m tests.labs.samples_plan")
+
+
+def test_full_marks(graded):
+    lab, points, grades = graded
+    scores = _scores(grades["full_marks"])
+    assert scores == pytest.approx(points)
+    assert all(ex.status == "passed" for ex in grades["full_marks"].exercises)
+
+
+def test_untouched_release_scores_zero_and_is_not_attempted(graded):
+    lab, points, grades = graded
+    grade = grades["untouched"]
+    assert grade.status == "graded"
+    assert sum(_scores(grade).values()) == 0
+    for ex in grade.exercises:
+        assert ex.status == "not_attempted", (ex.exercise, ex.status, ex.message)
+        assert {c.status for c in ex.cases} == {"not_attempted"}
+
+
+def test_partial_unsolved(graded):
+    lab, points, grades = graded
+    unsolved = UNSOLVED[lab.id]
+    want = {eid: 0.0 if eid in unsolved else p for eid, p in points.items()}
+    assert _scores(grades["partial_unsolved"]) == pytest.approx(want)
+    statuses = {ex.exercise: ex.status for ex in grades["partial_unsolved"].exercises}
+    assert all(statuses[eid] == "not_attempted" for eid in unsolved)
+    assert sum(want.values()) == pytest.approx(sum(_scores(grades["partial_unsolved"]).values()))
+
+
+def test_partial_buggy(graded):
+    lab, points, grades = graded
+    if lab.id not in BUGGY:
+        pytest.skip(f"{lab.id} has no planted-mistake sample")
+    buggy_id, _ = BUGGY[lab.id]
+    ex = lab.exercise(buggy_id)
+    failing = [c.name for c in ex.cases if FAILS[lab.id](c, ex.reference(*c.args, **c.kwargs))]
+    assert 0 < len(failing) < len(ex.cases), "the planted mistake should fail some cases only"
+    lost = points[buggy_id] * sum(c.points for c in ex.cases if c.name in failing) / \
+        ex.case_points
+    want = {eid: p - (lost if eid == buggy_id else 0.0) for eid, p in points.items()}
+    grade = grades["partial_buggy"]
+    assert _scores(grade) == pytest.approx(want)
+    by_case = {c.name: c.status for e in grade.exercises if e.exercise == buggy_id
+               for c in e.cases}
+    assert sorted(n for n, s in by_case.items() if s != "passed") == sorted(failing)
+
+
+@pytest.mark.parametrize("lab_id", LAB_IDS)
+def test_release_holds_no_solution_or_hidden_case(lab_id):
+    lab = load_lab(lab_id)
+    source = read_notebook(lab.source)
+    released = build(lab_id)["untouched.ipynb"]
+    text = "\n".join(c.source for c in released.cells)
+    assert "### BEGIN SOLUTION" not in text
+    for cell in exercise_cells(source):
+        lines = cell.source.splitlines()
+        for begin, end, _ in solution_regions(cell.source):
+            for line in lines[begin + 1:end]:
+                if len(line.strip()) > 30:
+                    assert line.strip() not in text, f"{cell.exercise_id}: {line.strip()!r}"
+    for ex in lab.exercises:
+        for case in ex.hidden_cases:
+            assert case.name not in text
+    assert exercise_points(released) == exercise_points(source)
