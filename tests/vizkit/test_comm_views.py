@@ -1,0 +1,127 @@
+"""Distributed pictures: they show what the engine did (messages, ring steps,
+bubbles, buckets), checked against the engine's own logs and formulas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from chapters.distributed import all_reduce, run_simulated
+from vizkit import comm_views as cv
+
+
+def _ring_world(p, n_floats=12):
+    def program(g):
+        g.check_shapes = False
+        all_reduce(g, np.ones(n_floats, np.float32), algorithm="ring")
+
+    return run_simulated(program, p)[1]
+
+
+def test_message_timeline_draws_every_message_once():
+    world = _ring_world(4)
+    fig = cv.message_timeline(world.messages, 4)
+    arrows = sum(len([x for x in trace.x if x is not None]) // 2 for trace in fig.data)
+    assert arrows == len(world.messages) == 2 * 3 * 4
+    assert {trace.name for trace in fig.data} == {m.label for m in world.messages}
+    text = cv.messages_summary(world.messages, 4)
+    per_rank = 2 * 3 * 48 // 4             # 2(p-1)/p of a 48-byte buffer
+    assert "24 messages" in text and f"rank 3: 6 messages / {per_rank} B" in text
+
+
+@pytest.mark.parametrize("p", [2, 3, 5])
+def test_ring_steps_match_the_messages_the_collective_sent(p):
+    world = _ring_world(p, n_floats=4 * p)
+    for step in range(1, 2 * (p - 1) + 1):
+        phase = (f"reduce-scatter step {step}" if step < p
+                 else f"all-gather step {step - (p - 1)}")
+        logged = sorted((m.src, m.dst) for m in world.messages if m.label == phase)
+        drawn = sorted((s, d) for s, d, _ in cv.ring_messages_at(p, step))
+        assert logged == drawn, phase
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 6])
+def test_ring_state_reduces_then_gathers(p):
+    after_rs = cv.ring_state(p, p - 1)
+    for r in range(p):   # reduce-scatter leaves rank r the full sum of chunk r only
+        assert [len(after_rs[r][c]) == p for c in range(p)] == [c == r for c in range(p)]
+    done = cv.ring_state(p, 2 * (p - 1))
+    assert all(len(cell) == p for row in done for cell in row)
+    assert "Σ" in cv.ring_drawing(p, 2 * (p - 1)).dot
+    assert "(all-gather)" in cv.ring_summary(p, p)
+
+
+@dataclass
+class _Iv:
+    stage: int
+    kind: str
+    micro_batch: int
+    start: float
+    end: float
+
+
+def _gpipe_unit_timeline(p, m):
+    """GPipe with forward 1 and backward 2 time units, free communication."""
+    out = []
+    for s in range(p):
+        for i in range(m):
+            out.append(_Iv(s, "F", i, s + i, s + i + 1))
+    f_end = p - 1 + m
+    for s in reversed(range(p)):
+        for i in range(m):
+            start = f_end + 2 * (p - 1 - s) + 2 * i
+            out.append(_Iv(s, "B", i, start, start + 2))
+    return out
+
+
+@pytest.mark.parametrize("p,m", [(2, 4), (4, 4), (4, 8)])
+def test_pipeline_bubble_shading_is_the_ideal_bubble(p, m):
+    intervals = _gpipe_unit_timeline(p, m)
+    t_end = max(iv.end for iv in intervals)
+    idle = sum(b - a for _, a, b in cv.idle_gaps(intervals, p))
+    assert idle / (p * t_end) == pytest.approx((p - 1) / (m + p - 1))
+    fig = cv.pipeline_figure(intervals, p)
+    assert sum(len(t.x) for t in fig.data if t.name in ("forward", "backward")) == 2 * p * m
+    assert f"{(p - 1) / (m + p - 1):.1%}" in cv.pipeline_summary(intervals, p, m, "GPipe")
+
+
+@dataclass
+class _Event:
+    index: int
+    nbytes: int
+    ready: float
+    start: float
+    end: float
+
+
+def test_bucket_summary_measures_overlap_with_backward():
+    events = [_Event(0, 1024, 0.0, 0.0, 1.0), _Event(1, 1024, 1.0, 1.0, 3.0)]
+    text = cv.bucket_summary(events, backward=(0.0, 2.0))
+    assert "67% of the all-reduce time overlaps" in text    # 1 + 1 of 3 seconds
+    assert len(cv.bucket_figure(events, backward=(0.0, 2.0)).data) == 3
+
+
+def test_scaling_and_memory_figures_report_their_numbers():
+    text = cv.scaling_summary([1, 2, 4], [4e-3, 2e-3, 1e-3], [0.0, 1e-3, 2.5e-3])
+    assert "fastest step is at 2 ranks (1.33x" in text
+    measured = {0: {"parameters": 2, "gradients": 2, "optimizer state": 12},
+                1: {"parameters": 2, "gradients": 2, "optimizer state": 3}}
+    fig = cv.zero_memory_figure(measured, {0: 16, 1: 7})
+    assert list(fig.data[-1].y) == [16, 7]
+    assert "stage 1: measured 7.00 B/param, paper 7.00" in cv.zero_memory_summary(
+        measured, {0: 16, 1: 7})
+
+
+def test_collective_explorer_redraws_when_the_slider_moves():
+    box = cv.collective_explorer()
+    algorithm, ranks, size = box.children[0].children
+    summary = box.children[1]
+    assert "16384 bytes on 4 ranks" in summary.value and "24 messages" in summary.value
+    ranks.value = 2
+    assert "4 messages" in summary.value               # 2 (p-1) p = 4 for p = 2
+    size.value = 10
+    assert "1024 bytes on 2 ranks" in summary.value
+    algorithm.value = "naive"
+    assert "2 messages" in summary.value

@@ -1,0 +1,342 @@
+"""Pictures of distributed training: messages, rings, pipelines, buckets, memory.
+
+Read engine results through small protocols (no engine import needed):
+
+* a **message** has ``src``, ``dst``, ``nbytes``, ``start``, ``end`` and
+  ``label`` (``chapters.distributed.Message``, from the simulated world's log);
+* an **interval** has ``stage``, ``kind`` ("F"/"B"), ``micro_batch``,
+  ``start``, ``end`` (``chapters.distributed.pipeline.Interval``);
+* a **bucket event** has ``index``, ``nbytes``, ``ready``, ``start``, ``end``
+  (``chapters.distributed.ddp.BucketEvent``).
+
+Every function returns a plotly figure, a Graphviz drawing or a widget, plus
+(where useful) a ``*_summary`` function giving the same facts as text; show
+figures with :func:`vizkit.figures.show`.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .graphviz_views import GraphDrawing
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]
+MICRO = 1e6  # plot times in microseconds
+
+
+def _phase_colours(labels) -> dict[str, str]:
+    ordered = list(dict.fromkeys(labels))
+    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(ordered)}
+
+
+# ------------------------------------------------------------ message timelines
+
+def message_timeline(messages, world_size: int, title: str = "Messages") -> go.Figure:
+    """Space-time diagram: one horizontal line per rank, one arrow per message
+    from (start, src) to (end, dst), coloured by the algorithm's phase."""
+    colours = _phase_colours(m.label for m in messages)
+    fig = go.Figure()
+    for label, colour in colours.items():
+        xs, ys, hover = [], [], []
+        for m in messages:
+            if m.label != label:
+                continue
+            xs += [m.start * MICRO, m.end * MICRO, None]
+            ys += [m.src, m.dst, None]
+            text = f"{label}: rank {m.src} -> {m.dst}, {m.nbytes} B"
+            hover += [text, text, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=label or "message",
+                                 line={"color": colour, "width": 2},
+                                 marker={"symbol": ["circle", "arrow-right", "circle"]
+                                         * (len(xs) // 3), "size": 8, "color": colour},
+                                 hovertext=hover, hoverinfo="text"))
+    end = max((m.end for m in messages), default=0) * MICRO
+    for r in range(world_size):
+        fig.add_shape(type="line", x0=0, x1=end, y0=r, y1=r,
+                      line={"color": "#cccccc", "width": 1}, layer="below")
+    fig.update_layout(title=title, xaxis_title="model time (µs)", height=160 + 45 * world_size,
+                      yaxis={"title": "rank", "tickvals": list(range(world_size)),
+                             "autorange": "reversed"}, legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def messages_summary(messages, world_size: int) -> str:
+    """Counts and bytes per rank, and the finishing time, in words."""
+    sent = [0] * world_size
+    count = [0] * world_size
+    for m in messages:
+        sent[m.src] += m.nbytes
+        count[m.src] += 1
+    end = max((m.end for m in messages), default=0.0)
+    per_rank = ", ".join(f"rank {r}: {count[r]} messages / {sent[r]} B"
+                         for r in range(world_size))
+    return (f"{len(messages)} messages, {sum(sent)} bytes in total, finished at "
+            f"{end * MICRO:.1f} µs of model time. Sent per rank — {per_rank}.")
+
+
+# ------------------------------------------------------------ the ring, step by step
+
+def ring_state(p: int, step: int) -> list[list[frozenset]]:
+    """Which ranks' contributions each rank holds in each chunk after ``step``
+    steps of ring all-reduce (steps 1..p-1 reduce-scatter, p..2p-2 all-gather).
+
+    ``state[rank][chunk]`` is a set of rank numbers. The schedule is that of
+    :mod:`chapters.distributed.collectives`: in reduce-scatter step ``s``
+    (0-based) rank ``r`` sends chunk ``r - s - 1`` to ``r + 1``, so rank ``r``
+    ends owning the full sum of chunk ``r``; in all-gather step ``s`` it sends
+    chunk ``r - s`` (indices mod ``p``)."""
+    state = [[frozenset([r]) for _ in range(p)] for r in range(p)]
+    for s in range(min(step, 2 * (p - 1))):
+        new = [row[:] for row in state]
+        for r in range(p):
+            right = (r + 1) % p
+            if s < p - 1:                       # reduce-scatter: add into the neighbour
+                c = (r - s - 1) % p
+                new[right][c] = state[right][c] | state[r][c]
+            else:                               # all-gather: overwrite the neighbour
+                c = (r - (s - (p - 1))) % p
+                new[right][c] = state[r][c]
+        state = new
+    return state
+
+
+def ring_messages_at(p: int, step: int) -> list[tuple[int, int, int]]:
+    """``(src, dst, chunk)`` sent in ring step ``step`` (1-based)."""
+    s = step - 1
+    if not 0 <= s < 2 * (p - 1):
+        return []
+    if s < p - 1:
+        return [(r, (r + 1) % p, (r - s - 1) % p) for r in range(p)]
+    return [(r, (r + 1) % p, (r - (s - (p - 1))) % p) for r in range(p)]
+
+
+def ring_drawing(p: int, step: int) -> GraphDrawing:
+    """Graphviz drawing of the ring after ``step`` steps: each rank's chunks
+    (green when fully reduced, the ranks summed so far otherwise) and the
+    chunk each rank sends in the next step."""
+    state = ring_state(p, step)
+    nxt = {src: chunk for src, _, chunk in ring_messages_at(p, step + 1)}
+    lines = ["digraph ring {", "  layout=circo; node [shape=plaintext fontname=Helvetica];",
+             "  edge [fontname=Helvetica fontsize=10];"]
+    for r in range(p):
+        cells = []
+        for c in range(p):
+            have = state[r][c]
+            full = len(have) == p
+            colour = "#b7e1b0" if full else ("#ffe0a0" if len(have) > 1 else "#eeeeee")
+            text = "Σ" if full else "+".join(str(x) for x in sorted(have))
+            border = ' BORDER="3" COLOR="#d62728"' if nxt.get(r) == c else ""
+            cells.append(f'<TD BGCOLOR="{colour}"{border}>c{c}: {text}</TD>')
+        lines.append(f'  r{r} [label=<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0">'
+                     f'<TR><TD COLSPAN="{p}"><B>rank {r}</B></TD></TR><TR>{"".join(cells)}'
+                     f"</TR></TABLE>>];")
+    for r in range(p):
+        label = f"c{nxt[r]}" if r in nxt else ""
+        lines.append(f'  r{r} -> r{(r + 1) % p} [label="{label}" color="#d62728"];')
+    lines.append("}")
+    return GraphDrawing("\n".join(lines), ring_summary(p, step))
+
+
+def ring_summary(p: int, step: int) -> str:
+    phase = ("start" if step == 0 else "reduce-scatter" if step <= p - 1
+             else "all-gather" if step <= 2 * (p - 1) else "done")
+    state = ring_state(p, step)
+    full = sum(len(state[r][c]) == p for r in range(p) for c in range(p))
+    sends = ", ".join(f"{s}->{d}: chunk {c}" for s, d, c in ring_messages_at(p, step + 1))
+    return (f"Ring all-reduce over {p} ranks after step {step} of {2 * (p - 1)} ({phase}): "
+            f"{full} of {p * p} (rank, chunk) cells hold the full sum. "
+            f"Next step sends {sends or 'nothing'}.")
+
+
+# ------------------------------------------------------------ pipelines
+
+def pipeline_figure(intervals, p: int, title: str = "Pipeline schedule") -> go.Figure:
+    """One row per stage: forward (blue) and backward (green) boxes labelled by
+    micro-batch; idle time inside the step (the bubble) shaded red."""
+    fig = go.Figure()
+    t0 = min(iv.start for iv in intervals)
+    t_end = max(iv.end for iv in intervals)
+    scale = 1e3  # milliseconds
+    for kind, colour, name in (("F", "#1f77b4", "forward"), ("B", "#2ca02c", "backward")):
+        chosen = [iv for iv in intervals if iv.kind == kind]
+        fig.add_trace(go.Bar(
+            y=[f"stage {iv.stage}" for iv in chosen],
+            x=[(iv.end - iv.start) * scale for iv in chosen],
+            base=[(iv.start - t0) * scale for iv in chosen], orientation="h",
+            marker={"color": colour, "line": {"color": "white", "width": 1}}, name=name,
+            text=[f"{kind}{iv.micro_batch}" for iv in chosen], textposition="inside",
+            hovertext=[f"stage {iv.stage} {name} micro-batch {iv.micro_batch}: "
+                       f"{(iv.end - iv.start) * scale:.2f} ms" for iv in chosen]))
+    gaps = idle_gaps(intervals, p)
+    fig.add_trace(go.Bar(y=[f"stage {s}" for s, _, _ in gaps],
+                         x=[(b - a) * scale for _, a, b in gaps],
+                         base=[(a - t0) * scale for _, a, _ in gaps], orientation="h",
+                         marker={"color": "rgba(214,39,40,0.25)"}, name="bubble (idle)"))
+    fig.update_layout(title=title, barmode="overlay", xaxis_title="time (ms)",
+                      yaxis={"autorange": "reversed"}, height=140 + 50 * p,
+                      xaxis_range=[0, (t_end - t0) * scale])
+    return fig
+
+
+def idle_gaps(intervals, p: int) -> list[tuple[int, float, float]]:
+    """``(stage, start, end)`` of every idle stretch of a stage within the step."""
+    t0 = min(iv.start for iv in intervals)
+    t_end = max(iv.end for iv in intervals)
+    gaps = []
+    for s in range(p):
+        mine = sorted((iv.start, iv.end) for iv in intervals if iv.stage == s)
+        cursor = t0
+        for a, b in mine:
+            if a > cursor:
+                gaps.append((s, cursor, a))
+            cursor = max(cursor, b)
+        if cursor < t_end:
+            gaps.append((s, cursor, t_end))
+    return gaps
+
+
+def pipeline_summary(intervals, p: int, m: int, schedule: str) -> str:
+    t0 = min(iv.start for iv in intervals)
+    t_end = max(iv.end for iv in intervals)
+    idle = sum(b - a for _, a, b in idle_gaps(intervals, p))
+    return (f"{schedule} schedule, {p} stages, {m} micro-batches: the step takes "
+            f"{(t_end - t0) * 1e3:.2f} ms; stages are idle {idle / (p * (t_end - t0)):.1%} "
+            f"of the time (ideal bubble (p-1)/(m+p-1) = {(p - 1) / (m + p - 1):.1%}).")
+
+
+# ------------------------------------------------------------ DDP buckets
+
+def bucket_figure(events, backward: tuple[float, float] | None = None,
+                  title: str = "DDP gradient buckets") -> go.Figure:
+    """Per bucket: waiting to start (grey, ready -> start) and its all-reduce
+    (orange, start -> end); ``backward`` (start, end) drawn as a blue band."""
+    t0 = min([e.ready for e in events] + ([backward[0]] if backward else []))
+    scale = 1e3
+    fig = go.Figure()
+    rows = [f"bucket {e.index} ({e.nbytes / 1024:.0f} KiB)" for e in events]
+    fig.add_trace(go.Bar(y=rows, x=[(e.start - e.ready) * scale for e in events],
+                         base=[(e.ready - t0) * scale for e in events], orientation="h",
+                         marker={"color": "#cccccc"}, name="ready, waiting for the link"))
+    fig.add_trace(go.Bar(y=rows, x=[(e.end - e.start) * scale for e in events],
+                         base=[(e.start - t0) * scale for e in events], orientation="h",
+                         marker={"color": "#ff7f0e"}, name="all-reduce"))
+    if backward:
+        fig.add_trace(go.Bar(y=["backward"], x=[(backward[1] - backward[0]) * scale],
+                             base=[(backward[0] - t0) * scale], orientation="h",
+                             marker={"color": "#1f77b4"}, name="backward compute"))
+    fig.update_layout(title=title, barmode="overlay", xaxis_title="time (ms)",
+                      yaxis={"autorange": "reversed"}, height=160 + 40 * (len(events) + 1))
+    return fig
+
+
+def bucket_summary(events, backward: tuple[float, float] | None = None) -> str:
+    first = min(e.ready for e in events)
+    last = max(e.end for e in events)
+    text = (f"{len(events)} buckets; the first all-reduce starts "
+            f"{(min(e.start for e in events) - first) * 1e3:.2f} ms after the first bucket is "
+            f"ready, the last ends {(last - first) * 1e3:.2f} ms after it.")
+    if backward:
+        inside = sum(max(0.0, min(e.end, backward[1]) - max(e.start, backward[0]))
+                     for e in events)
+        total = sum(e.end - e.start for e in events)
+        text += (f" {inside / total:.0%} of the all-reduce time overlaps the backward pass "
+                 f"({(backward[1] - backward[0]) * 1e3:.2f} ms).")
+    return text
+
+
+# ------------------------------------------------------------ scaling and memory
+
+def scaling_figure(ranks, compute, comm, title: str = "Time per step vs ranks") -> go.Figure:
+    """Stacked bars of compute and communication seconds per step for each
+    world size, and the speed-up over one rank as a line (right axis)."""
+    total = [a + b for a, b in zip(compute, comm, strict=True)]
+    speedup = [total[0] / t for t in total]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=list(ranks), y=[c * 1e3 for c in compute], name="compute",
+                         marker={"color": "#1f77b4"}))
+    fig.add_trace(go.Bar(x=list(ranks), y=[c * 1e3 for c in comm], name="communication",
+                         marker={"color": "#ff7f0e"}))
+    fig.add_trace(go.Scatter(x=list(ranks), y=speedup, name="speed-up vs 1 rank",
+                             yaxis="y2", mode="lines+markers", line={"color": "#2ca02c"}))
+    fig.update_layout(title=title, barmode="stack", xaxis_title="ranks",
+                      yaxis={"title": "ms per step"},
+                      yaxis2={"title": "speed-up", "overlaying": "y", "side": "right"},
+                      height=420)
+    return fig
+
+
+def scaling_summary(ranks, compute, comm) -> str:
+    total = [a + b for a, b in zip(compute, comm, strict=True)]
+    best = min(range(len(total)), key=total.__getitem__)
+    rows = "; ".join(f"{p} ranks: {c * 1e3:.2f} ms compute + {m * 1e3:.2f} ms communication"
+                     for p, c, m in zip(ranks, compute, comm, strict=True))
+    return (f"{rows}. The fastest step is at {list(ranks)[best]} ranks "
+            f"({total[0] / total[best]:.2f}x faster than 1 rank); beyond it, communication "
+            "grows faster than compute shrinks.")
+
+
+def zero_memory_figure(measured: dict, paper: dict, title: str = "ZeRO: bytes per parameter "
+                       "per rank") -> go.Figure:
+    """``measured[stage] = {"parameters": B, "gradients": B, "optimizer state": B}``
+    (bytes per parameter) stacked per stage; ``paper[stage]`` as diamonds."""
+    stages = sorted(measured)
+    fig = go.Figure()
+    for kind, colour in zip(("parameters", "gradients", "optimizer state"),
+                            ("#1f77b4", "#ff7f0e", "#2ca02c"), strict=True):
+        fig.add_trace(go.Bar(x=[f"stage {s}" for s in stages],
+                             y=[measured[s][kind] for s in stages], name=kind,
+                             marker={"color": colour}))
+    fig.add_trace(go.Scatter(x=[f"stage {s}" for s in stages], y=[paper[s] for s in stages],
+                             mode="markers", marker={"symbol": "diamond", "size": 14,
+                                                     "color": "black"},
+                             name="paper's formula"))
+    fig.update_layout(title=title, barmode="stack", yaxis_title="bytes per parameter",
+                      height=400)
+    return fig
+
+
+def zero_memory_summary(measured: dict, paper: dict) -> str:
+    return "; ".join(f"stage {s}: measured {sum(measured[s].values()):.2f} B/param, "
+                     f"paper {paper[s]:.2f}" for s in sorted(measured)) + "."
+
+
+# ------------------------------------------------------------ widgets
+
+def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
+                        beta: float = 1e-9):
+    """Choose an all-reduce algorithm, a world size and a buffer size; the
+    simulated world runs it and the message timeline and its summary redraw."""
+    import ipywidgets as widgets
+    import numpy as np
+
+    from chapters.distributed import ALL_REDUCE_ALGORITHMS, all_reduce, run_simulated
+
+    from .figures import show
+
+    algorithm = widgets.Dropdown(options=ALL_REDUCE_ALGORITHMS, value="ring",
+                                 description="algorithm")
+    ranks = widgets.SelectionSlider(options=list(world_sizes), value=4, description="ranks")
+    size = widgets.IntSlider(value=14, min=6, max=24, description="log2 bytes")
+    out = widgets.Output()
+    summary = widgets.HTML()
+
+    def redraw(*_):
+        n_floats = max(1, 2 ** size.value // 4)
+
+        def program(g):
+            g.check_shapes = False
+            all_reduce(g, np.ones(n_floats, np.float32), algorithm=algorithm.value)
+
+        _, world = run_simulated(program, ranks.value, alpha=alpha, beta=beta)
+        title = f"{algorithm.value} all-reduce of {4 * n_floats} bytes on {ranks.value} ranks"
+        text = messages_summary(world.messages, ranks.value)
+        summary.value = f"<b>{title}</b>: {text}"
+        with out:
+            out.clear_output(wait=True)
+            show(message_timeline(world.messages, ranks.value, title), text)
+
+    for w in (algorithm, ranks, size):
+        w.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox([algorithm, ranks, size]), summary, out])
