@@ -7,6 +7,9 @@ history backwards. ``functional`` holds ``torch.nn.functional``'s names.
 """
 
 from . import derivatives as _derivatives  # noqa: F401  (fills the rule tables)
+from . import functional
+from . import nn_derivatives as _nn_derivatives  # noqa: F401  (fills the rule tables)
+from . import nn_ops as _nn_ops  # noqa: F401  (registers the ops)
 from . import tensor_ops as _tensor_ops  # noqa: F401  (registers the ops)
 from .anomaly import detect_anomaly
 from .dtypes import bfloat16, bool_, float16, float32, float64, int32, int64, uint8
@@ -74,6 +77,7 @@ from .tensor import (
 )
 
 __all__ = [
+    "functional",
     "AccumulateGrad", "BackwardNode", "GradcheckError", "Tensor", "abs", "add", "amax",
     "arange", "argmax", "as_tensor", "backward", "bfloat16", "bool_", "cat", "clamp", "concat",
     "detect_anomaly", "div", "empty", "enable_grad", "exp", "eye", "flatten", "float16",

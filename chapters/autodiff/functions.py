@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .dispatch import public
@@ -23,7 +25,7 @@ def _tensors(xs) -> tuple:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``."""
     xs = _tensors(tensors)
-    d = dim % max(xs[0].ndim, 1)
+    d = dim % builtins.max(xs[0].ndim, 1)
     sizes = tuple(x.data.shape[d] if x.ndim else 0 for x in xs)
     return apply("cat", xs, {"dim": dim, "sizes": sizes})
 

@@ -116,7 +116,8 @@ class BackwardNode(Node):
         self._saved = items
         nbytes = 0
         for value, _box, _version in items:
-            nbytes += value.nbytes if isinstance(value, np.ndarray) else value.data.nbytes
+            if value is not None:
+                nbytes += value.nbytes if isinstance(value, np.ndarray) else value.data.nbytes
         self._saved_nbytes = nbytes
         _SAVED_BYTES[0] += nbytes
 

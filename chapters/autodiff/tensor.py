@@ -76,11 +76,12 @@ def _kernel(op: str):
         def kernel(*arrays, **attrs):
             low = None
             for a in arrays:
-                if a.dtype in _LOW:
+                if a is not None and a.dtype in _LOW:
                     low = a.dtype
             if low is None:
                 return raw(*arrays, **attrs)
-            up = [a.astype(np.float32) if a.dtype in _LOW else a for a in arrays]
+            up = [a.astype(np.float32) if a is not None and a.dtype in _LOW else a
+                  for a in arrays]
             out = raw(*up, **attrs)
             return out.astype(low) if out.dtype == np.float32 else out
 

@@ -1,0 +1,278 @@
+"""``torch.nn.functional``'s names on the engine (``import ... as F``).
+
+Some functions are single ops with their own derivative rule (``linear``,
+``conv2d``, ``layer_norm``, ...); others are compositions, exactly as in
+PyTorch: ``cross_entropy`` is ``log_softmax`` followed by ``nll_loss``, and
+its gradient comes from theirs. Every function is one public op for the
+autocast hook, whatever it does inside.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .dispatch import public
+from .grad_mode import no_grad
+from .nn_ops import pair
+from .random import default_generator
+from .tensor import Tensor, apply
+
+
+def _tensor(x) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+# ------------------------------------------------------------- activations
+
+
+@public("relu")
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0)."""
+    return apply("relu", (input,))
+
+
+@public("leaky_relu")
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x if x > 0 else negative_slope * x."""
+    return apply("leaky_relu", (input,), {"negative_slope": negative_slope})
+
+
+@public("gelu")
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) (``approximate="tanh"``: the tanh formula)."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return apply("gelu", (input,), {"approximate": approximate})
+
+
+@public("sigmoid")
+def sigmoid(input: Tensor) -> Tensor:
+    return apply("sigmoid", (input,))
+
+
+@public("tanh")
+def tanh(input: Tensor) -> Tensor:
+    return apply("tanh", (input,))
+
+
+@public("silu")
+def silu(input: Tensor) -> Tensor:
+    """x * sigmoid(x)."""
+    return input * apply("sigmoid", (input,))
+
+
+@public("softmax")
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    x = input if dtype is None else input.to(dtype)
+    return apply("softmax", (x,), {"dim": dim})
+
+
+@public("log_softmax")
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    x = input if dtype is None else input.to(dtype)
+    return apply("log_softmax", (x,), {"dim": dim})
+
+
+# ------------------------------------------------------------------ layers
+
+
+@public("linear")
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x W^T + b, W of shape (out_features, in_features)."""
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    return apply("linear", inputs)
+
+
+@public("conv2d")
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation, as torch) with stride and zero padding.
+    Dilation and groups other than 1 are not implemented."""
+    if pair(dilation) != (1, 1) or groups != 1:
+        raise NotImplementedError("conv2d: only dilation=1 and groups=1 are implemented")
+    if isinstance(padding, str):
+        raise NotImplementedError("conv2d: give padding as numbers ('same'/'valid' strings "
+                                  "are not implemented)")
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    return apply("conv2d", inputs, {"stride": pair(stride), "padding": pair(padding)})
+
+
+def _pool_attrs(kernel_size, stride, padding) -> dict:
+    kernel = pair(kernel_size)
+    return {"kernel_size": kernel, "stride": kernel if stride is None else pair(stride),
+            "padding": pair(padding)}
+
+
+@public("max_pool2d")
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+    """The maximum of each window (stride defaults to the kernel size)."""
+    return apply("max_pool2d", (input,), _pool_attrs(kernel_size, stride, padding))
+
+
+@public("avg_pool2d")
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
+    """The mean of each window, zero padding counted (torch's count_include_pad=True)."""
+    return apply("avg_pool2d", (input,), _pool_attrs(kernel_size, stride, padding))
+
+
+@public("dropout")
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+            generator=None) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p), so
+    the expected value is unchanged; identity when not training. The mask is
+    drawn from the engine's generator (a different stream from torch's)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    rng = generator or default_generator()
+    keep = rng.random(input.shape) >= p
+    scale = keep.astype(input.dtype) * np.asarray(1.0 / (1.0 - p) if p < 1 else 0.0,
+                                                  dtype=input.dtype)
+    return apply("dropout", (input, scale))
+
+
+@public("embedding")
+def embedding(input, weight: Tensor) -> Tensor:
+    """Rows of ``weight`` picked by the integer tensor ``input``."""
+    indices = input.data if isinstance(input, Tensor) else np.asarray(input)
+    if dtypes.category(indices.dtype) != 1:
+        raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
+    return apply("embedding", (weight, indices))
+
+
+@public("layer_norm")
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the last ``len(normalized_shape)`` dims, then w * x_hat + b."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ValueError(f"layer_norm: normalized_shape {list(shape)} does not match the last "
+                         f"dims of the input of shape {list(input.shape)}")
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    return apply("layer_norm", (input, weight, bias), {"dims": dims, "eps": eps})
+
+
+@public("batch_norm")
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Per-channel (dim 1) normalization. Training: batch statistics, and the
+    running ones move toward them in place:
+    ``running = (1 - momentum) running + momentum * batch`` (the variance with
+    Bessel's correction, as torch). Eval: the running statistics."""
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    if training:
+        n = input.numel() // input.shape[1]
+        if n <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                             f"training, got input of shape {list(input.shape)}")
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                x = input.data.astype(np.float32) if input.dtype in dtypes.LOW_PRECISION \
+                    else input.data
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(x.mean(axis=dims) * momentum)
+                if running_var is not None:
+                    running_var.mul_(1 - momentum).add_(x.var(axis=dims, ddof=1) * momentum)
+        return apply("batch_norm", (input, weight, bias), {"dims": dims, "eps": eps})
+    if running_mean is None or running_var is None:
+        raise ValueError("batch_norm: running_mean and running_var are needed when not training")
+    mean = running_mean.data.reshape(shape)
+    rstd = (1.0 / np.sqrt(running_var.data + eps)).reshape(shape).astype(input.dtype)
+    out = (input - mean.astype(input.dtype)) * rstd
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+# ------------------------------------------------------------------ losses
+
+
+def _reduce(loss: Tensor, reduction: str, weight_sum=None) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight_sum if weight_sum is not None else loss.mean()
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+@public("nll_loss")
+def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """-input[n, target[n]] (log-probabilities in, class indices as targets),
+    weighted per class; ``mean`` divides by the total weight of the counted
+    targets, as torch."""
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if dtypes.category(t.dtype) != 1:
+        raise TypeError(f"nll_loss: expected integer class indices as target, got {t.dtype}")
+    if input.ndim < 1 or t.shape != input.shape[:1] + input.shape[2:]:
+        raise ValueError(f"nll_loss: input of shape {list(input.shape)} (N, C, ...) needs a "
+                         f"target of shape (N, ...), got {list(t.shape)}")
+    keep = t != ignore_index
+    safe = np.where(keep, t, 0)
+    if (safe < 0).any() or (safe >= input.shape[1]).any():
+        raise IndexError(f"nll_loss: target values must be in [0, {input.shape[1] - 1}] "
+                         f"(or ignore_index), got min {t.min()} max {t.max()}")
+    picked = apply("gather", (input,), {"dim": 1, "index": np.expand_dims(safe, 1)}).squeeze(1)
+    w = keep.astype(input.dtype)
+    if weight is not None:
+        w = w * weight.data[safe].astype(input.dtype)
+    loss = -(picked * w)
+    total = None
+    if reduction == "mean":
+        total = np.asarray(w.sum(), dtype=input.dtype)
+    return _reduce(loss, reduction, total)
+
+
+@public("cross_entropy")
+def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """nll_loss(log_softmax(input, dim=1), target); ``target`` may also hold
+    class probabilities (a float tensor of the input's shape)."""
+    logp = apply("log_softmax", (input,), {"dim": 1})
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if dtypes.is_floating(t.dtype):
+        if label_smoothing:
+            t = t * (1 - label_smoothing) + label_smoothing / input.shape[1]
+        return _reduce(-(logp * t.astype(logp.dtype)).sum(1), reduction)
+    loss = nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing:
+        if weight is not None:
+            raise NotImplementedError("cross_entropy: label_smoothing with class weights")
+        smooth = _reduce(-logp.mean(1) * (t != ignore_index).astype(logp.dtype), reduction)
+        if reduction == "mean":
+            smooth = smooth * (t.size / max(int((t != ignore_index).sum()), 1))
+        loss = loss * (1 - label_smoothing) + smooth * label_smoothing
+    return loss
+
+
+@public("mse_loss")
+def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
+    """(input - target)^2, averaged (or summed) over all elements."""
+    target = _tensor(target)
+    if input.shape != target.shape:
+        raise ValueError(f"mse_loss: input shape {list(input.shape)} and target shape "
+                         f"{list(target.shape)} differ; broadcasting them is almost always a "
+                         "bug (torch warns). Reshape one of them.")
+    diff = input - target
+    return _reduce(diff * diff, reduction)
+
+
+@public("l1_loss")
+def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
+    """|input - target|, averaged (or summed)."""
+    return _reduce((input - _tensor(target)).abs(), reduction)
+
+
+def one_hot(tensor, num_classes: int = -1) -> Tensor:
+    """Integer classes -> int64 one-hot rows (no gradient)."""
+    t = tensor.data if isinstance(tensor, Tensor) else np.asarray(tensor)
+    n = int(t.max()) + 1 if num_classes < 0 else num_classes
+    return Tensor((t[..., None] == np.arange(n)).astype(np.int64))
