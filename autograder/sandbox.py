@@ -15,6 +15,7 @@ are rebuilt by :mod:`autograder.codec`, and a case without a result line is
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -45,7 +46,7 @@ class Limits:
     cpu_s: float | None = None      # default: same as wall_s
     memory_mb: int = 1024           # address space
     file_mb: int = 8                # largest file the code may write
-    nproc: int = 64                 # processes of the unprivileged user
+    nproc: int = 16                 # processes of uid nobody, all sandboxes together
     output_bytes: int = 8192        # stdout/stderr kept for feedback
     result_bytes: int = 64 * 1024 * 1024
     startup_s: float = 20.0
@@ -86,7 +87,7 @@ class _BoundedReader(threading.Thread):
     def run(self):
         try:
             while True:
-                chunk = self.stream.read1(1 << 16)
+                chunk = self.stream.read1(1 << 20)
                 if not chunk:
                     return
                 self.total += len(chunk)
@@ -180,6 +181,7 @@ def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support:
         "cases": [codec.encode((tuple(a), dict(k))) for a, k in cases],
         "forbid": sorted(set(forbid)), "unavailable": [m for m in UNAVAILABLE if m not in forbid],
         "preload": [m for m in PRELOAD if m not in forbid], "hide": [str(PROJECT_ROOT)],
+        "hide_packages": list(UNAVAILABLE),
         "root": root, "workdir": work, "files": files,
         "cpu_s": limits.cpu_s or limits.wall_s, "memory_mb": limits.memory_mb,
         "file_mb": limits.file_mb, "nproc": limits.nproc, "other_cell_s": limits.other_cell_s,
@@ -194,6 +196,11 @@ def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support:
             pass_fds=(write_fd,), env=sandbox_env(work), cwd=work, start_new_session=True)
     finally:
         os.close(write_fd)
+    for pipe in (proc.stdout, proc.stderr):  # bigger pipes: a flood of output drains faster
+        try:
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass
     out = _BoundedReader(proc.stdout, limits.output_bytes)
     err = _BoundedReader(proc.stderr, limits.output_bytes)
     results = _ResultReader(read_fd, limits.result_bytes)

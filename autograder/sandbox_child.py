@@ -103,7 +103,7 @@ def _python_dirs():
     return out
 
 
-def _build_root(call, root, hide):
+def _build_root(call, root, hide, hide_packages):
     """Mount a tmpfs on ``root`` and fill it with what the untrusted code may see."""
     call("mount", b"none", b"/", None, MS_REC | MS_PRIVATE, None)
     call("mount", b"tmpfs", root.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
@@ -117,6 +117,10 @@ def _build_root(call, root, hide):
         if any(d == h or d.startswith(h + os.sep) for h in hide) and "site-packages" not in d:
             continue
         _bind(call, d, root)
+        for package in hide_packages:  # the course itself, if installed (not editable)
+            if os.path.isdir(os.path.join(d, package)):
+                call("mount", b"tmpfs", (root + os.path.join(d, package)).encode(), b"tmpfs",
+                     MS_RDONLY | MS_NOSUID | MS_NODEV, b"size=4k")
     for dev in DEVICES:
         if os.path.exists(dev):
             _bind(call, dev, root, read_only=False)
@@ -155,7 +159,7 @@ def _isolate(payload, notes):
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
     call("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)
     root = payload["root"]
-    _build_root(call, root, payload["hide"])
+    _build_root(call, root, payload["hide"], payload["hide_packages"])
     os.chroot(root)
     os.chdir("/sandbox")
     notes.append("isolated: mount/PID/network namespaces, fresh root with only the Python "
@@ -267,6 +271,7 @@ def _run(payload, channel, codec):
 
     guard = _Guard(payload["forbid"], payload["unavailable"], channel)
     guard.install()
+    pristine_builtins = dict(builtins.__dict__)  # put back after each call: encoding needs them
     namespace = {"__name__": "__main__", "__builtins__": builtins}
 
     def on_alarm(signum, frame):
@@ -302,15 +307,18 @@ def _run(payload, channel, codec):
             args, kwargs = codec.decode(encoded)
             value = function(*args, **kwargs)
         except NotImplementedError as exc:
+            builtins.__dict__.update(pristine_builtins)
             channel.send(event="case", i=i, status="not_attempted", error=str(exc)[:500],
                          seconds=time.perf_counter() - start)
             continue
         except BaseException as exc:
+            builtins.__dict__.update(pristine_builtins)
             status = "forbidden" if isinstance(exc, ForbiddenImport) else "raised"
             channel.send(event="case", i=i, status=status, error=_error_text(exc, traceback),
                          seconds=time.perf_counter() - start)
             continue
         seconds = time.perf_counter() - start
+        builtins.__dict__.update(pristine_builtins)
         try:
             channel.send(event="case", i=i, status="returned", value=codec.encode(value),
                          seconds=seconds)
