@@ -24,7 +24,7 @@ import numpy as np
 
 from .ir import Graph
 from .memory import PlannedExecutor
-from .passes import PassReport, optimize
+from .passes import PIPELINE, PassReport, optimize
 from .tracing import trace
 
 
@@ -45,7 +45,7 @@ class CompiledFunction:
     seen so far to its graph, pass reports and executor."""
 
     fn: object
-    passes: bool = True
+    passes: tuple = PIPELINE
     cache: dict[tuple, CompiledEntry] = field(default_factory=dict)
     traces: int = 0
 
@@ -56,7 +56,7 @@ class CompiledFunction:
         key = signature(args)
         if key not in self.cache:
             graph = trace(self.fn, *args)
-            reports = optimize(graph) if self.passes else []
+            reports = optimize(graph, self.passes)
             self.cache[key] = CompiledEntry(graph, reports, PlannedExecutor(graph))
             self.traces += 1
         return self.cache[key]
@@ -66,8 +66,10 @@ class CompiledFunction:
         return self.entry_for(*args).executor(*args)
 
 
-def compile(fn=None, *, passes: bool = True):  # noqa: A001  (the name torch uses)
-    """Decorator: ``@compile`` or ``@compile(passes=False)``."""
+def compile(fn=None, *, passes=True):  # noqa: A001  (the name torch uses)
+    """Decorator: ``@compile``, or ``@compile(passes=...)`` with ``False`` (no
+    optimisation, only tracing and memory planning) or a sequence of passes."""
+    chosen = PIPELINE if passes is True else () if passes is False else tuple(passes)
     if fn is None:
-        return lambda f: CompiledFunction(f, passes)
-    return CompiledFunction(fn, passes)
+        return lambda f: CompiledFunction(f, chosen)
+    return CompiledFunction(fn, chosen)

@@ -16,19 +16,29 @@ broadcast, so the output shape is the broadcast of the input shapes.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from .ops import TensorMeta, get_op, register_op
 
-BLOCK_ELEMENTS = 1 << 14  # 64 KiB of float32 per temporary: fits in L2
+BLOCK_ELEMENTS = 1 << 15  # 128 KiB of float32 per temporary: stays in cache
 
 
 @dataclass(frozen=True)
 class FusedProgram:
     n_inputs: int
     steps: tuple[tuple[str, tuple[int, ...], tuple], ...]
+
+    @functools.cached_property
+    def kernels(self) -> list[tuple]:
+        """Per step: the kernel, its argument slots, its attrs, and the
+        temporaries whose last use it is (so they can be dropped after it)."""
+        last = {a: k for k, (_, args, _) in enumerate(self.steps) for a in args}
+        return [(get_op(op).kernel, args, dict(attrs),
+                 [a for a in set(args) if last[a] == k and a >= self.n_inputs])
+                for k, (op, args, attrs) in enumerate(self.steps)]
 
     @property
     def ops(self) -> list[str]:
@@ -53,11 +63,31 @@ def _fused_meta(*metas: TensorMeta, program: FusedProgram) -> TensorMeta:
     return slots[-1]
 
 
-def run_program(program: FusedProgram, arrays) -> np.ndarray:
+# numpy ufuncs that compute an op straight into a given buffer (``out=``)
+UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "pow": np.power,
+          "maximum": np.maximum, "minimum": np.minimum, "neg": np.negative, "exp": np.exp,
+          "log": np.log, "sqrt": np.sqrt, "abs": np.abs, "tanh": np.tanh, "div": np.true_divide,
+          "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+          "gt": np.greater, "ge": np.greater_equal}
+
+
+def run_program(program: FusedProgram, arrays, out: np.ndarray | None = None) -> np.ndarray:
+    """Run the steps on whole arrays, dropping each temporary after its last
+    use; the last step writes into ``out`` when one is given."""
     slots = list(arrays)
-    for op, args, attrs in program.steps:
-        slots.append(get_op(op).kernel(*(slots[a] for a in args), **dict(attrs)))
-    return slots[-1]
+    *body, (op, args, attrs, _) = program.kernels
+    for kernel, step_args, step_attrs, done in body:
+        slots.append(kernel(*[slots[a] for a in step_args], **step_attrs))
+        for a in done:
+            slots[a] = None
+    inputs = [slots[a] for a in args]
+    if out is None:
+        return op(*inputs, **attrs)
+    if program.steps[-1][0] in UFUNCS and all(np.result_type(i).kind == "f" for i in inputs):
+        UFUNCS[program.steps[-1][0]](*inputs, out=out)
+    else:
+        out[...] = op(*inputs, **attrs)
+    return out
 
 
 def run_fused_into(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray:
@@ -65,7 +95,7 @@ def run_fused_into(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray
     result into ``out``. Inputs that span the rows are sliced with the block;
     broadcast ones (fewer dimensions, or one row) are passed whole."""
     if out.ndim == 0 or out.shape[0] == 1:
-        out[...] = run_program(program, arrays)
+        run_program(program, arrays, out)
         return out
     rows = out.shape[0]
     row_size = max(1, out.size // rows)
@@ -74,7 +104,7 @@ def run_fused_into(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray
     for start in range(0, rows, block):
         stop = min(start + block, rows)
         args = [a[start:stop] if s else a for a, s in zip(arrays, sliced, strict=True)]
-        out[start:stop] = run_program(program, args)
+        run_program(program, args, out[start:stop])
     return out
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fused import run_fused_into
+from .fused import UFUNCS, run_fused_into
 from .interpreter import bind_inputs, evaluate, last_uses
 from .ir import Graph, Node
 from .ops import get_op
@@ -111,19 +111,13 @@ def plan_memory(graph: Graph, inplace: bool = True) -> MemoryPlan:
     return MemoryPlan(order, intervals, buffer_of, sizes, naive, peak)
 
 
-# numpy kernels that write into a given buffer
-UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "pow": np.power,
-          "maximum": np.maximum, "minimum": np.minimum, "neg": np.negative, "exp": np.exp,
-          "log": np.log, "sqrt": np.sqrt, "abs": np.abs, "tanh": np.tanh, "div": np.true_divide,
-          "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-          "gt": np.greater, "ge": np.greater_equal, "matmul": np.matmul}
-
-
 def compute_into(node: Node, inputs: list[np.ndarray], out: np.ndarray) -> None:
     """Write ``node``'s result into ``out`` without a full-size temporary
     where numpy allows (``out=``); other ops compute, then copy."""
     if node.op in UFUNCS:
         UFUNCS[node.op](*inputs, out=out)
+    elif node.op == "matmul":
+        np.matmul(*inputs, out=out)
     elif node.op == "relu":
         np.maximum(inputs[0], np.zeros((), out.dtype), out=out)
     elif node.op == "fused":
