@@ -103,8 +103,9 @@ def pow_vjp(ctx, g):
         bd = b.data if isinstance(b, Tensor) else b
         ga = masked(g * b * a ** (b - 1), np.asarray(bd != 0))
     if need_b:
-        ad, bd = a.data, b.data
-        gb = masked(g * z * a.log(), ~((ad == 0) & (bd >= 0)))
+        ad, bd = (a.data if isinstance(a, Tensor) else a), b.data
+        log_a = a.log() if isinstance(a, Tensor) else np.log(a)
+        gb = masked(g * z * log_a, ~((ad == 0) & (bd >= 0)))
     return ga, gb
 
 
@@ -510,7 +511,7 @@ def linear_vjp(ctx, g):
         out_features, in_features = w.data.shape
         gw = g.reshape(-1, out_features).mT @ x.reshape(-1, in_features)
     gb = g if len(needs) > 2 and needs[2] else None
-    return gx, gw, gb
+    return (gx, gw, gb)[:len(needs)]
 
 
 @jvp_rule("linear")

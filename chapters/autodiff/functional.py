@@ -239,9 +239,10 @@ def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_in
     logp = apply("log_softmax", (input,), {"dim": 1})
     t = target.data if isinstance(target, Tensor) else np.asarray(target)
     if dtypes.is_floating(t.dtype):
+        probs = _tensor(target)
         if label_smoothing:
-            t = t * (1 - label_smoothing) + label_smoothing / input.shape[1]
-        return _reduce(-(logp * t.astype(logp.dtype)).sum(1), reduction)
+            probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[1]
+        return _reduce(-(logp * probs).sum(1), reduction)
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if label_smoothing:
         if weight is not None:

@@ -69,7 +69,7 @@ def conv2d_vjp(ctx, g):
         gw = (g2 @ _im2col(x, conv).mT).sum(0).reshape(w.data.shape)
     if len(needs) > 2 and needs[2]:
         gb = g.sum((0, 2, 3))
-    return gx, gw, gb
+    return (gx, gw, gb)[:len(needs)]
 
 
 @jvp_rule("conv2d")
@@ -155,7 +155,7 @@ def _norm_vjp(ctx, g, param_shape: tuple, param_dims: tuple):
         gw = (g * xhat).sum(param_dims).reshape(w.data.shape)
     if len(needs) > 2 and needs[2]:
         gb = g.sum(param_dims).reshape(ctx.input_meta[2][0])
-    return gx, gw, gb
+    return (gx, gw, gb)[:len(needs)]
 
 
 def _param_shape(op: str, x_shape: tuple, dims: tuple) -> tuple:

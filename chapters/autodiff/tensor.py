@@ -40,6 +40,7 @@ _MOVEMENT_OPS = VIEW_OPS | {"cat", "stack", "cast", "where", "embedding", "getit
 
 _KERNELS: dict = {}
 _LOW = frozenset(dtypes.LOW_PRECISION)
+_FLOATING = frozenset(dtypes.FLOATING)  # only floating results carry gradients
 _NO_EDGE = (None, 0)
 _new = object.__new__
 
@@ -127,7 +128,7 @@ def apply(op: str, inputs: tuple, attrs: dict | None = None) -> Tensor:
         result._vbox = inputs[0]._vbox
     else:
         result._vbox = [0]
-    if GRAD.enabled:
+    if GRAD.enabled and out.dtype in _FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
                 _record(op, inputs, attrs, result)
