@@ -1,12 +1,11 @@
 """The engine's core behaviour, each checked against torch with one shared lambda."""
 
 import numpy as np
-import pytest
 import torch
 
 import chapters.autodiff as ad
 from chapters.graph import topological_sort
-from chapters.torchcheck import assert_close, to_torch
+from chapters.torchcheck import assert_close
 
 
 def test_source_text_example_gives_seven_in_both_engines():

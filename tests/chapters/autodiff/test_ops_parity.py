@@ -187,7 +187,6 @@ def test_op_matches_torch_float64(name):
 def test_dropout_mask_is_shared_by_forward_and_backward_and_scaled():
     """The engine's mask differs from torch's (other generator), so take the
     engine's mask and check y = x * mask / (1 - p) and its gradient in torch."""
-    import torch
 
     import chapters.autodiff as ad
     import chapters.autodiff.functional as F
