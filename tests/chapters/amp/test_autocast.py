@@ -1,0 +1,346 @@
+"""Engine autocast vs torch.autocast: output dtypes (and values) op by op.
+
+The expected dtypes are not copied from a list: each case runs the same lambda
+under ``torch.autocast`` and under the engine's ``autocast`` and compares.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import chapters.autodiff.functional as F
+from chapters import autodiff as ad
+from chapters.amp.autocast import (
+    AutocastFallbackWarning,
+    autocast,
+    get_policy,
+    is_autocast_enabled,
+    register_op_policy,
+    unregister_op_policy,
+)
+from chapters.autodiff import dispatch
+from chapters.torchcheck import assert_close, available_devices, to_numpy
+
+LIBS = {"engine": (ad, F), "torch": (torch, TF)}
+
+# op name -> (lambda over (library, functional, *float inputs), number of float inputs).
+# Inputs are (4, 4) tensors with values in [0.5, 2) unless the op needs other shapes.
+OPS = {
+    "add": (lambda L, F, a, b: a + b, 2),
+    "sub": (lambda L, F, a, b: a - b, 2),
+    "mul": (lambda L, F, a, b: a * b, 2),
+    "div": (lambda L, F, a, b: a / b, 2),
+    "pow": (lambda L, F, a, b: a ** b, 2),
+    "neg": (lambda L, F, a: -a, 1),
+    "matmul": (lambda L, F, a, b: a @ b, 2),
+    "maximum": (lambda L, F, a, b: L.maximum(a, b), 2),
+    "minimum": (lambda L, F, a, b: L.minimum(a, b), 2),
+    "where": (lambda L, F, a, b: L.where(a > 1.0, a, b), 2),
+    "eq": (lambda L, F, a, b: a == b, 2),
+    "ne": (lambda L, F, a, b: a != b, 2),
+    "lt": (lambda L, F, a, b: a < b, 2),
+    "le": (lambda L, F, a, b: a <= b, 2),
+    "gt": (lambda L, F, a, b: a > b, 2),
+    "ge": (lambda L, F, a, b: a >= b, 2),
+    "exp": (lambda L, F, a: a.exp(), 1),
+    "log": (lambda L, F, a: a.log(), 1),
+    "sqrt": (lambda L, F, a: a.sqrt(), 1),
+    "rsqrt": (lambda L, F, a: a.rsqrt(), 1),
+    "abs": (lambda L, F, a: a.abs(), 1),
+    "tanh": (lambda L, F, a: a.tanh(), 1),
+    "sigmoid": (lambda L, F, a: a.sigmoid(), 1),
+    "relu": (lambda L, F, a: F.relu(a), 1),
+    "gelu": (lambda L, F, a: F.gelu(a), 1),
+    "silu": (lambda L, F, a: F.silu(a), 1),
+    "leaky_relu": (lambda L, F, a: F.leaky_relu(a, 0.1), 1),
+    "square": (lambda L, F, a: a.square(), 1),
+    "sign": (lambda L, F, a: a.sign(), 1),
+    "clamp": (lambda L, F, a: a.clamp(0.7, 1.5), 1),
+    "softmax": (lambda L, F, a: a.softmax(-1), 1),
+    "log_softmax": (lambda L, F, a: F.log_softmax(a, -1), 1),
+    "logsumexp": (lambda L, F, a: a.logsumexp(-1), 1),
+    "sum": (lambda L, F, a: a.sum(), 1),
+    "mean": (lambda L, F, a: a.mean(0), 1),
+    "max": (lambda L, F, a: a.max(), 1),
+    "min": (lambda L, F, a: a.min(), 1),
+    "amax": (lambda L, F, a: a.amax(-1), 1),
+    "var": (lambda L, F, a: a.var(), 1),
+    "std": (lambda L, F, a: a.std(0), 1),
+    "view": (lambda L, F, a: a.view(16), 1),
+    "reshape": (lambda L, F, a: a.reshape(2, 8), 1),
+    "unsqueeze": (lambda L, F, a: a.unsqueeze(0), 1),
+    "squeeze": (lambda L, F, a: a.reshape(1, 16).squeeze(0), 1),
+    "transpose": (lambda L, F, a: a.transpose(0, 1), 1),
+    "permute": (lambda L, F, a: a.permute(1, 0), 1),
+    "flatten": (lambda L, F, a: a.flatten(), 1),
+    "expand": (lambda L, F, a: a.unsqueeze(0).expand(3, 4, 4), 1),
+    "getitem": (lambda L, F, a: a[1:3], 1),
+    "clone": (lambda L, F, a: a.clone(), 1),
+    "to": (lambda L, F, a: a.to(L.float64), 1),
+    "cat": (lambda L, F, a, b: L.cat([a, b]), 2),
+    "stack": (lambda L, F, a, b: L.stack([a, b]), 2),
+    "linear": (lambda L, F, a, b, c: F.linear(a, b, c[0]), 3),
+    "conv2d": (lambda L, F, a, b, c: F.conv2d(a.reshape(1, 1, 4, 4), b.reshape(4, 1, 2, 2),
+                                              c[0]), 3),
+    "max_pool2d": (lambda L, F, a: F.max_pool2d(a.reshape(1, 1, 4, 4), 2), 1),
+    "avg_pool2d": (lambda L, F, a: F.avg_pool2d(a.reshape(1, 1, 4, 4), 2), 1),
+    "layer_norm": (lambda L, F, a, b, c: F.layer_norm(a, (4,), b[0], c[0]), 3),
+    "batch_norm": (lambda L, F, a: F.batch_norm(a, None, None, training=True), 1),
+    "embedding": (lambda L, F, a: F.embedding(L.tensor([0, 3, 1]), a), 1),
+    "dropout": (lambda L, F, a: F.dropout(a, 0.5, training=False), 1),
+    "mse_loss": (lambda L, F, a, b: F.mse_loss(a, b), 2),
+    "l1_loss": (lambda L, F, a, b: F.l1_loss(a, b), 2),
+    "nll_loss": (lambda L, F, a: F.nll_loss(a, L.tensor([0, 1, 2, 3])), 1),
+    "cross_entropy": (lambda L, F, a: F.cross_entropy(a, L.tensor([0, 1, 2, 3])), 1),
+}
+
+# ops whose backward we also compare (gradient dtypes and values)
+GRAD_OPS = ["matmul", "linear", "conv2d", "softmax", "log_softmax", "layer_norm", "sum",
+            "exp", "cross_entropy", "mse_loss", "add", "cat", "tanh"]
+
+LOW = {"bfloat16": (ad.bfloat16, torch.bfloat16), "float16": (ad.float16, torch.float16)}
+
+
+def public_op_names() -> set[str]:
+    names = set()
+    for namespace in (vars(ad.Tensor), vars(F), vars(ad)):
+        names |= {getattr(v, "op_name", None) for v in namespace.values()} - {None}
+    return names
+
+
+def test_every_public_engine_op_is_checked():
+    missing = public_op_names() - set(OPS)
+    assert not missing, f"public engine ops without an autocast dtype check: {sorted(missing)}"
+
+
+def inputs(count: int, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(0.5, 2.0, (4, 4)).astype(np.float32) for _ in range(count)]
+
+
+def make(lib: str, array: np.ndarray, dtype_name: str, requires_grad=False):
+    """The array as an engine or torch tensor of ``dtype_name`` (a leaf)."""
+    if lib == "engine":
+        t = ad.tensor(array).to(getattr(ad, dtype_name)).detach()
+        return t.requires_grad_(requires_grad)
+    t = torch.from_numpy(array).to(getattr(torch, dtype_name))
+    return t.requires_grad_(requires_grad)
+
+
+def patterns(count: int, low: str) -> list[tuple[str, ...]]:
+    """Input dtype patterns: all float32, all low, first low, first float32, one float64."""
+    out = {("float32",) * count, (low,) * count, (low,) + ("float32",) * (count - 1),
+           ("float32",) + (low,) * (count - 1), ("float64",) + ("float32",) * (count - 1)}
+    return sorted(out)
+
+
+def run(lib, name, arrays, dtype_names, device_type, low, requires_grad=False):
+    L, Fn = LIBS[lib]
+    fn, _ = OPS[name]
+    xs = [make(lib, a, d, requires_grad) for a, d in zip(arrays, dtype_names, strict=True)]
+    ctx = (torch.autocast(device_type, dtype=LOW[low][1]) if lib == "torch"
+           else autocast(device_type, dtype=low))
+    with ctx:
+        out = fn(L, Fn, *xs)
+    return out, xs
+
+
+def torch_accepts_without_autocast(name, arrays, pattern) -> bool:
+    try:
+        OPS[name][0](torch, TF, *[make("torch", a, d) for a, d in zip(arrays, pattern,
+                                                                      strict=True)])
+    except RuntimeError:
+        return False
+    return True
+
+
+def hook_dtypes(name, arrays, pattern, low) -> set[str]:
+    """The dtypes of the floating tensors the autocast hook passes on for ``name``."""
+    seen = []
+    with autocast("cpu", dtype=low) as region:
+        def recording_hook(op, args):
+            out = region.__call_hook__(op, args)
+            if op == name:
+                seen.append({dtype_name(a) for a in _tensors(out) if a.dtype != ad.int64})
+            return out
+
+        dispatch.set_autocast_hook(recording_hook)
+        try:
+            OPS[name][0](ad, F, *[make("engine", a, d) for a, d in zip(arrays, pattern,
+                                                                         strict=True)])
+        except (TypeError, ValueError):
+            pass
+    return seen[0]
+
+
+def _tensors(args):
+    for a in args:
+        if isinstance(a, list | tuple):
+            yield from _tensors(a)
+        elif isinstance(a, ad.Tensor):
+            yield a
+
+
+def dtype_name(t) -> str:
+    return str(t.dtype).removeprefix("torch.") if isinstance(t, torch.Tensor) else t.dtype.name
+
+
+@pytest.mark.parametrize("low", list(LOW))
+@pytest.mark.parametrize("name", list(OPS))
+def test_cpu_output_dtype_matches_torch_autocast(name, low):
+    _, count = OPS[name]
+    arrays = inputs(count)
+    checked = 0
+    for pattern in patterns(count, low):
+        what = f"{name}{pattern} under autocast('cpu', {low})"
+        if not torch_accepts_without_autocast(name, arrays, pattern):
+            continue  # a dtype mix torch refuses anyway: not an autocast question
+        try:
+            expected, _ = run("torch", name, arrays, pattern, "cpu", low)
+        except RuntimeError as err:
+            # float64 is never cast, the float32 inputs are: torch's kernel then sees
+            # float64 with bfloat16/float16 and refuses. Check that our hook hands the
+            # engine's op exactly that mix (the engine's op may accept or refuse it).
+            assert "float64" in pattern and "double" in str(err).lower()
+            assert hook_dtypes(name, arrays, pattern, low) == \
+                {"float64", low}, f"{what}: hook casts differ from torch's"
+            continue
+        got, _ = run("engine", name, arrays, pattern, "cpu", low)
+        assert dtype_name(got) == dtype_name(expected), \
+            f"{what}: engine gives {dtype_name(got)}, torch gives {dtype_name(expected)}"
+        tol = 0 if dtype_name(expected) == "bool" else 2e-2
+        assert_close(got, expected, rtol=tol, atol=tol, what=what)
+        checked += 1
+    assert checked >= 2, f"{name}: only {checked} dtype patterns could be compared"
+
+
+@pytest.mark.parametrize("low", list(LOW))
+@pytest.mark.parametrize("name", GRAD_OPS)
+def test_gradients_under_autocast_match_torch(name, low):
+    """float32 leaves get float32 gradients even where the op ran in low precision."""
+    _, count = OPS[name]
+    arrays = inputs(count, seed=1)
+    results = {}
+    for lib in LIBS:
+        out, xs = run(lib, name, arrays, ("float32",) * count, "cpu", low, requires_grad=True)
+        cotangent = np.random.default_rng(2).standard_normal(tuple(out.shape))
+        cot = make(lib, cotangent.astype(np.float32), dtype_name(out))
+        out.backward(cot)
+        results[lib] = [x.grad for x in xs]
+    for i, (g, h) in enumerate(zip(results["engine"], results["torch"], strict=True)):
+        assert dtype_name(g) == dtype_name(h) == "float32"
+        assert_close(g, h, rtol=5e-2, atol=5e-2, what=f"{name} under autocast: grad of input {i}")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("low", list(LOW))
+@pytest.mark.parametrize("name", list(OPS))
+def test_cuda_policy_matches_torch_autocast_cuda(name, low):
+    """The engine's cuda policy table against torch.autocast('cuda') on a GPU."""
+    assert "cuda" in available_devices()
+    _, count = OPS[name]
+    arrays = inputs(count)
+    for pattern in patterns(count, low):
+        xs = [make("torch", a, d).cuda() for a, d in zip(arrays, pattern, strict=True)]
+        with torch.autocast("cuda", dtype=LOW[low][1]):
+            fn = OPS[name][0]
+            if name in ("embedding", "nll_loss", "cross_entropy"):
+                expected = dtype_name(_cuda_index_op(name, xs[0]))
+            else:
+                expected = dtype_name(fn(torch, TF, *xs))
+        got, _ = run("engine", name, arrays, pattern, "cuda", low)
+        assert dtype_name(got) == expected, f"{name}{pattern} cuda {low}"
+
+
+def _cuda_index_op(name, x):
+    index = torch.tensor([0, 3, 1] if name == "embedding" else [0, 1, 2, 3], device="cuda")
+    return {"embedding": TF.embedding, "nll_loss": TF.nll_loss,
+            "cross_entropy": TF.cross_entropy}[name](*((index, x) if name == "embedding"
+                                                       else (x, index)))
+
+
+def test_devices_differ_where_torch_says_they_do():
+    cpu_only_unchanged = ["softmax", "log_softmax", "layer_norm", "sum", "exp"]
+    for op in cpu_only_unchanged:
+        assert get_policy("cpu", op) is None and get_policy("cuda", op) == "float32"
+    x = ad.tensor(inputs(1)[0]).to(ad.bfloat16)
+    with autocast("cpu", dtype="bfloat16"):
+        assert x.softmax(-1).dtype == ad.bfloat16
+    with autocast("cuda", dtype="bfloat16"):
+        assert x.softmax(-1).dtype == ad.float32
+
+
+def test_context_nests_restores_and_decorates():
+    a = ad.tensor(inputs(1)[0])
+    assert dispatch.get_autocast_hook() is None and not is_autocast_enabled()
+    with autocast("cpu"):
+        assert is_autocast_enabled()
+        assert (a @ a).dtype == ad.bfloat16
+        with autocast("cpu", enabled=False):
+            assert (a @ a).dtype == ad.float32
+        with autocast("cpu", dtype=ad.float16):
+            assert (a @ a).dtype == ad.float16
+        assert (a @ a).dtype == ad.bfloat16
+    assert dispatch.get_autocast_hook() is None
+
+    @autocast("cuda")
+    def forward(x):
+        return x @ x
+
+    assert forward(a).dtype == ad.float16 and dispatch.get_autocast_hook() is None
+
+
+def test_bad_arguments_are_clear_errors():
+    with pytest.raises(ValueError, match="unknown dtype 'float12'"):
+        autocast("cpu", dtype="float12")
+    with pytest.raises(ValueError, match="dtype float32 is not supported; cpu autocast runs "
+                                         "ops in one of bfloat16, float16"):
+        autocast("cpu", dtype="float32")
+    with pytest.raises(ValueError, match="unsupported device_type 'tpu'"):
+        autocast("tpu")
+    with pytest.raises(ValueError, match="unknown policy 'fast'"):
+        register_op_policy("my_op", "fast")
+
+
+def test_nan_inputs_flow_through_autocast_like_torch():
+    x = np.array([[1.0, np.nan], [2.0, 3.0]], np.float32)
+    ours, theirs = run("engine", "matmul", [x, x], ("float32",) * 2, "cpu", "bfloat16")[0], \
+        run("torch", "matmul", [x, x], ("float32",) * 2, "cpu", "bfloat16")[0]
+    assert_close(ours, theirs, rtol=2e-2, atol=2e-2, what="matmul with a NaN input")
+
+
+def test_op_without_low_precision_kernel_falls_back_visibly():
+    @dispatch.public("my_scaled_tanh")
+    def my_scaled_tanh(x):
+        return x.tanh() * 2.0
+
+    register_op_policy("my_scaled_tanh", "lower_precision", kernel_dtypes=["float32"])
+    try:
+        x = ad.tensor(inputs(1)[0])
+        with autocast("cpu", dtype="float16") as region:
+            with pytest.warns(AutocastFallbackWarning, match="'my_scaled_tanh' .* float32"):
+                y = my_scaled_tanh(x.half())
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # warned once per region, not per call
+                my_scaled_tanh(x.half())
+        assert y.dtype == ad.float32
+        assert region.fallbacks == [("my_scaled_tanh", "float16")]
+    finally:
+        unregister_op_policy("my_scaled_tanh")
+
+
+def test_torch_autocast_leaves_an_unknown_custom_op_in_its_input_dtype():
+    """Evidence for correcting the source's fourth pitfall: torch does not move an
+    op it has no policy for to float32; it runs in whatever dtype arrives."""
+    @torch.library.custom_op("amp_course::scaled_tanh", mutates_args=())
+    def scaled_tanh(x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x) * 2
+
+    x = torch.rand(4, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert scaled_tanh(x).dtype == torch.float32          # float32 in, float32 out
+        assert scaled_tanh(x @ x).dtype == torch.bfloat16    # bfloat16 in, bfloat16 out
+    assert to_numpy(scaled_tanh(x)).dtype == np.float32
