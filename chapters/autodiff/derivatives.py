@@ -113,7 +113,9 @@ def pow_vjp(ctx, g):
 def pow_jvp(primals, tangents, out):
     (a, b), (ta, tb) = primals, tangents
     t = ta * b * a ** (b - 1)
-    return t if tb is None else t + tb * out * a.log()
+    if tb is None or not tb.data.any():  # a constant exponent: skip 0 * log(a < 0) = nan
+        return t
+    return t + tb * out * a.log()
 
 
 def _select_vjp(pick_a: np.ndarray, tie: np.ndarray, g):

@@ -22,7 +22,7 @@ def push_tangent(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
     """Called by ``apply`` inside a ``jvp``: record the tangent of ``result``."""
     table = FORWARD.tangents
     known = [table.get(id(x)) if isinstance(x, Tensor) else None for x in inputs]
-    if all(k is None for k in known):
+    if all(k is None for k in known) or not dtypes.is_floating(result.data.dtype):
         return
     rule = JVP.get(op)
     if rule is None:
@@ -31,6 +31,10 @@ def push_tangent(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
             "chapters.autodiff.rules.jvp_rule.")
     primals, tangents = [], []
     for x, k in zip(inputs, known, strict=True):
+        if x is None:  # an optional input left out (a missing bias)
+            primals.append(None)
+            tangents.append(None)
+            continue
         p = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
         primals.append(p)
         if k is not None:
