@@ -19,7 +19,8 @@ FUNCTIONS = {
     "unary": lambda lib, F, x: x.exp() + x.tanh() + x.sigmoid() + x.abs() + (x * x + 1).log(),
     "sqrt": lambda lib, F, x: (x * x + 1).sqrt(),
     "relu_clamp": lambda lib, F, x: F.relu(x) + x.clamp(min=-0.3, max=0.4),
-    "leaky_gelu": lambda lib, F, x: F.leaky_relu(x, 0.1) + F.gelu(x) + F.gelu(x, approximate="tanh"),
+    "leaky_gelu": lambda lib, F, x: (F.leaky_relu(x, 0.1) + F.gelu(x)
+                                     + F.gelu(x, approximate="tanh")),
     "max_min": lambda lib, F, x: lib.maximum(x, x.T[:1, :].T * 0 + 0.1) + x.amax(dim=1,
                                                                               keepdim=True),
     "where": lambda lib, F, x: lib.where(x > 0, x * 2, x.exp()),
