@@ -148,7 +148,9 @@ def _compare_arrays(expected: np.ndarray, got, path, exact, rtol, atol) -> Compa
         with np.errstate(invalid="ignore", over="ignore"):
             diff = np.abs(got.astype(np.float64 if got.dtype.kind != "c" else np.complex128)
                           - expected)
-        worst = np.nanmax(np.where(mask, diff, 0).real) if diff.size else 0.0
+        finite = np.abs(diff)[mask]
+        finite = finite[np.isfinite(finite)]
+        worst = finite.max() if finite.size else float("inf")
         message += f"; largest abs difference {worst:.3g} (rtol={rtol:g}, atol={atol:g})"
     return _fail(path, message, mask)
 

@@ -40,7 +40,7 @@ from .notebook import (
     read_submission,
     support_sources,
 )
-from .sandbox import Limits, run_exercise
+from .sandbox import Limits, encode_cases, run_exercise
 from .spec import Exercise, LabSpec
 
 DETAIL_CHARS = 1500
@@ -110,6 +110,7 @@ class Plan:
     fingerprint: str
     time_limit: float | None = None
     memory_mb: int = 1024
+    inputs: dict[str, list] = field(default_factory=dict)   # encoded once for every sandbox
 
     def limits(self, exercise: Exercise) -> Limits:
         wall = self.time_limit or exercise.timeout_s
@@ -151,8 +152,9 @@ def prepare(lab: LabSpec, time_limit: float | None = None, memory_mb: int = 1024
         digest.update(f"{ex.function}|{compare_name}|{ex.rtol}|{ex.atol}|{ex.forbid_imports}|"
                       f"{points[ex.id]}".encode())
         expected[ex.id] = values
+    inputs = {ex.id: encode_cases([(c.args, c.kwargs) for c in ex.cases]) for ex in lab.exercises}
     return Plan(lab, points, support_sources(source), expected, digest.hexdigest()[:16],
-                time_limit, memory_mb)
+                time_limit, memory_mb, inputs)
 
 
 def runnable_source(source: str) -> str:
@@ -227,7 +229,7 @@ def grade_exercise(plan: Plan, ex: Exercise, cells: list[dict]) -> ExerciseGrade
                            message) for c in ex.cases]
         return ExerciseGrade(ex.id, 0.0, max_score, "forbidden_import", message, cases, code_hash)
     run = run_exercise(exercise_id=ex.id, function=ex.function, cells=cells,
-                       support=plan.support, cases=[(c.args, c.kwargs) for c in ex.cases],
+                       support=plan.support, cases=plan.inputs[ex.id],
                        forbid=ex.forbid_imports, limits=plan.limits(ex))
     own_errors = [e["error"] for e in run.cell_errors if e["own"]]
     forbidden = sorted(set(run.forbidden))

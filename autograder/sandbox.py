@@ -160,10 +160,17 @@ def _kill(proc):
         pass
 
 
+def encode_cases(cases: list[tuple[tuple, dict]]) -> list:
+    """The cases' inputs as sent to the sandbox (encode once, run many)."""
+    return [codec.encode((tuple(a), dict(k))) for a, k in cases]
+
+
 def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support: list[str],
-                 cases: list[tuple[tuple, dict]], forbid: tuple[str, ...] = (),
+                 cases: list, forbid: tuple[str, ...] = (),
                  limits: Limits = Limits()) -> SandboxRun:
-    """Run ``function`` on each ``(args, kwargs)`` in a fresh sandbox.
+    """Run ``function`` on each case's inputs in a fresh sandbox.
+
+    ``cases`` are ``(args, kwargs)`` pairs or their :func:`encode_cases` form.
 
     ``cells`` are the submission's exercise cells in notebook order, each
     ``{"index", "exercise", "source"}``; all of them run (a later exercise may call
@@ -178,7 +185,8 @@ def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support:
     files = {f"cell_{c['index']:03d}_{c['exercise']}.py"[:120]: c["source"] for c in cells}
     payload = {
         "exercise": exercise_id, "function": function, "cells": cells, "support": support,
-        "cases": [codec.encode((tuple(a), dict(k))) for a, k in cases],
+        "cases": [c if isinstance(c, dict) else codec.encode((tuple(c[0]), dict(c[1])))
+                  for c in cases],
         "forbid": sorted(set(forbid)), "unavailable": [m for m in UNAVAILABLE if m not in forbid],
         "preload": [m for m in PRELOAD if m not in forbid], "hide": [str(PROJECT_ROOT)],
         "hide_packages": list(UNAVAILABLE),
