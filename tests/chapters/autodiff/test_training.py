@@ -20,6 +20,17 @@ ENGINE = SimpleNamespace(nn=nn, optim=optim, F=ad.functional, tensor=ad.tensor,
                          no_grad=ad.no_grad)
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """These models are tiny: torch's intra-op threads only contend with each other
+    (and with other processes) on a small machine, making the runs slow and noisy."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+
 def mlp(m):
     return m.Sequential(m.Linear(64, 64), m.ReLU(), m.Linear(64, 10))
 
@@ -66,8 +77,9 @@ def both(build, images, epochs, lr, batch_size=64):
 
 def test_mlp_on_digits_matches_torch_and_learns():
     split, reference, ours, curves = both(mlp, images=False, epochs=4, lr=1e-2)
-    # float32 rounding differs op by op; Adam then carries it through 92 steps
-    assert_close(curves["engine"], curves["torch"], rtol=2e-3, atol=1e-4, what="MLP loss curve")
+    # float32 rounding differs op by op and Adam carries it through 92 steps; measured
+    # gaps are ~5e-7 relative, the tolerance leaves two orders of magnitude of margin
+    assert_close(curves["engine"], curves["torch"], rtol=1e-4, atol=1e-5, what="MLP loss curve")
     assert curves["engine"][-10:].mean() < 0.3 * curves["engine"][:3].mean()
     ours_acc = accuracy(ENGINE, ours, split.x_test, split.y_test)
     torch_acc = accuracy(TORCH, reference, split.x_test, split.y_test)
@@ -75,12 +87,11 @@ def test_mlp_on_digits_matches_torch_and_learns():
     assert abs(ours_acc - torch_acc) <= 2 / len(split.y_test)  # at most 2 images differ
     theirs = dict(reference.named_parameters())
     for name, p in ours.named_parameters():
-        assert_close(p, theirs[name], rtol=1e-2, atol=1e-3, what=f"MLP final {name}")
+        assert_close(p, theirs[name], rtol=1e-3, atol=1e-4, what=f"MLP final {name}")
 
 
-@pytest.mark.slow
 def test_cnn_on_digits_matches_torch():
     split, reference, ours, curves = both(cnn, images=True, epochs=2, lr=1e-2)
-    assert_close(curves["engine"], curves["torch"], rtol=2e-3, atol=1e-4, what="CNN loss curve")
+    assert_close(curves["engine"], curves["torch"], rtol=1e-4, atol=1e-5, what="CNN loss curve")
     assert curves["engine"][-5:].mean() < 0.5 * curves["engine"][:3].mean()
-    assert accuracy(ENGINE, ours, split.x_test, split.y_test) > 0.8
+    assert accuracy(ENGINE, ours, split.x_test, split.y_test) > 0.9
