@@ -4,7 +4,7 @@
 source notebook:
 
 * ``full_marks.ipynb`` — the source with its solutions, markers dropped;
-* ``untouched.ipynb`` — the release (every solution replaced by the stub);
+* ``untouched.ipynb`` — the release (:func:`autograder.release.release_notebook`);
 * ``partial_unsolved.ipynb`` — the full solution except the exercises in
   :data:`UNSOLVED`, which are left as released;
 * ``partial_buggy.ipynb`` — the full solution except one exercise whose body is
@@ -21,6 +21,7 @@ import copy
 import nbformat
 
 from autograder.notebook import exercise_meta, read_notebook, solution_only, strip_solutions
+from autograder.release import release_notebook
 from autograder.spec import load_lab
 
 from .labkit import LAB_IDS, LABS_DIR
@@ -54,6 +55,13 @@ BUGGY = {
                 stack.append((child, iter(inputs[child])))
     return order
 '''),
+    "lab2_autodiff": ("accumulate_gradients", '''
+    parts = [mse_and_grad(w, X[s:s + micro_batch_size], y[s:s + micro_batch_size])
+             for s in range(0, len(y), micro_batch_size)]
+    # averages over micro-batches: right only when they all have the same size
+    return {"loss": float(np.mean([p[0] for p in parts])),
+            "grad": np.mean([p[1] for p in parts], axis=0)}
+'''),
     "lab4_amp": ("update_scale", '''
     scale = np.float32(scale)
     if found_inf:
@@ -83,7 +91,8 @@ def _clear(nb):
 
 def build(lab_id: str) -> dict[str, nbformat.NotebookNode]:
     """Every sample of ``lab_id``: file name -> notebook."""
-    source = _clear(read_notebook(load_lab(lab_id).source))
+    lab = load_lab(lab_id)
+    source = _clear(read_notebook(lab.source))
 
     def variant(solve):
         nb = copy.deepcopy(source)
@@ -95,7 +104,7 @@ def build(lab_id: str) -> dict[str, nbformat.NotebookNode]:
 
     samples = {
         "full_marks.ipynb": variant(lambda eid, src: solution_only(src)),
-        "untouched.ipynb": variant(lambda eid, src: strip_solutions(src, eid)),
+        "untouched.ipynb": release_notebook(lab),
         "partial_unsolved.ipynb": variant(
             lambda eid, src: strip_solutions(src, eid) if eid in UNSOLVED[lab_id]
             else solution_only(src)),
