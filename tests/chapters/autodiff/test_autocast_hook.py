@@ -1,0 +1,75 @@
+"""The autocast hook: called once per public op, internals and backward unhooked."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import chapters.autodiff as ad
+import chapters.autodiff.functional as F
+from chapters.autodiff.dispatch import get_autocast_hook, set_autocast_hook
+from chapters.torchcheck import assert_close
+
+LOWER = {"linear", "matmul", "conv2d"}
+
+
+def half_hook(op, args):
+    """A minimal chapter-4-style policy: matmul-like ops run in float16."""
+    if op not in LOWER:
+        return args
+    return tuple(a.half() if isinstance(a, ad.Tensor) and a.dtype == ad.float32 else a
+                 for a in args)
+
+
+@pytest.fixture
+def recorded():
+    calls = []
+    set_autocast_hook(lambda op, args: calls.append(op) or args)
+    yield calls
+    set_autocast_hook(None)
+
+
+def test_each_public_op_reaches_the_hook_once(recorded):
+    x = ad.randn(4, 3, requires_grad=True)
+    w = ad.randn(2, 3, requires_grad=True)
+    loss = F.cross_entropy(F.linear(x, w), ad.tensor([0, 1, 1, 0]))
+    assert recorded == ["linear", "cross_entropy"]
+    recorded.clear()
+    y = (x @ w.T).exp().sum()
+    assert recorded == ["permute", "matmul", "exp", "sum"]
+    recorded.clear()
+    loss.backward()
+    y.backward()
+    assert recorded == []  # backward never calls the hook
+
+
+def test_set_and_get_autocast_hook():
+    assert get_autocast_hook() is None
+    set_autocast_hook(half_hook)
+    try:
+        assert get_autocast_hook() is half_hook
+    finally:
+        set_autocast_hook(None)
+    assert get_autocast_hook() is None
+
+
+def test_linear_under_a_float16_hook_matches_torch_autocast():
+    rng = np.random.default_rng(0)
+    x0, w0, b0 = (rng.standard_normal(s).astype(np.float32) for s in ((8, 5), (3, 5), (3,)))
+    x, w, b = (ad.tensor(a, requires_grad=True) for a in (x0, w0, b0))
+    set_autocast_hook(half_hook)
+    try:
+        y = F.linear(x, w, b)
+    finally:
+        set_autocast_hook(None)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x0, w0, b0))
+    with torch.autocast("cpu", dtype=torch.float16):
+        yt = TF.linear(xt, wt, bt)
+    assert y.dtype == ad.float16 and yt.dtype == torch.float16
+    assert_close(y, yt, rtol=2e-3, atol=2e-3, what="autocast linear")
+    cot = rng.standard_normal((8, 3)).astype(np.float16)
+    y.backward(ad.tensor(cot))
+    yt.backward(torch.tensor(cot))
+    for ge, gt, what in ((x.grad, xt.grad, "x"), (w.grad, wt.grad, "w"), (b.grad, bt.grad, "b")):
+        assert ge.dtype == ad.float32 and gt.dtype == torch.float32
+        assert_close(ge, gt, rtol=1e-2, atol=1e-2, what=f"grad of {what}")
