@@ -196,22 +196,31 @@ def deep_network_gradients(depth: int = 20, activation: str = "tanh", init_scale
 
 
 def vanishing_gradients_figure(rows: list[dict], title: str):
+    """Bars: ``||dL/dh||`` reaching each layer's input; line: ``||dL/dW||`` (log y)."""
     import plotly.graph_objects as go
 
-    fig = go.Figure(go.Bar(
-        x=[r["layer"] for r in rows], y=[r["weight_grad_norm"] for r in rows],
-        hovertemplate="layer %{x}<br>||dL/dW|| = %{y:.3g}<extra></extra>"))
-    fig.update_layout(title=title, height=340, xaxis_title="layer (1 = closest to the input)",
-                      yaxis_title="||dL/dW||", yaxis_type="log", margin={"t": 50, "b": 40})
+    layers = [r["layer"] for r in rows]
+    fig = go.Figure([
+        go.Bar(x=layers, y=[r["input_grad_norm"] for r in rows], name="||dL/dh|| (layer input)",
+               hovertemplate="layer %{x}<br>||dL/dh|| = %{y:.3g}<extra></extra>"),
+        go.Scatter(x=layers, y=[r["weight_grad_norm"] for r in rows], mode="lines+markers",
+                   name="||dL/dW|| (layer weight)",
+                   hovertemplate="layer %{x}<br>||dL/dW|| = %{y:.3g}<extra></extra>")])
+    fig.update_layout(title=title, height=360, xaxis_title="layer (1 = closest to the input)",
+                      yaxis_title="gradient norm", yaxis_type="log", margin={"t": 50, "b": 40},
+                      legend={"orientation": "h", "y": -0.25})
     return fig
 
 
 def describe_vanishing(rows: list[dict]) -> str:
-    first, last = rows[0]["weight_grad_norm"], rows[-1]["weight_grad_norm"]
+    """One sentence: how much the backward signal changes from the last layer to the first."""
+    first, last = rows[0]["input_grad_norm"], rows[-1]["input_grad_norm"]
     ratio = first / last if last > 0 else math.inf
     verdict = ("vanishing" if ratio < 1e-2 else "exploding" if ratio > 1e2 else "stable")
-    return (f"Weight-gradient norm is {first:.2g} at layer 1 and {last:.2g} at layer "
-            f"{len(rows)}: a factor {ratio:.2g} from last to first layer ({verdict}).")
+    return (f"The gradient reaching layer {len(rows)}'s input has norm {last:.2g}; at layer 1 "
+            f"it is {first:.2g}, a factor {ratio:.2g} ({verdict}). Weight-gradient norms go "
+            f"from {rows[-1]['weight_grad_norm']:.2g} (last layer) to "
+            f"{rows[0]['weight_grad_norm']:.2g} (first).")
 
 
 def vanishing_gradients_demo(depth: int = 20):
