@@ -416,7 +416,12 @@ def var_vjp(ctx, g):
     dim, keepdim, c = ctx.attrs["dim"], ctx.attrs["keepdim"], ctx.attrs["correction"]
     n = _count(x.data.shape, dim)
     centered = x - x.mean(dim, keepdim=True)
-    return (expand_reduced(g, x.data.shape, dim, keepdim) * centered * (2 / max(n - c, 0)),)
+    return (expand_reduced(g, x.data.shape, dim, keepdim) * centered * _var_scale(n, c),)
+
+
+def _var_scale(n: int, correction: int) -> float:
+    """2 / (N - c); infinite when N <= c (the variance itself is then NaN, as in torch)."""
+    return 2 / (n - correction) if n > correction else math.inf
 
 
 @jvp_rule("var")
@@ -424,7 +429,7 @@ def var_jvp(primals, tangents, out, dim=None, keepdim=False, correction=1):
     x, t = primals[0], tangents[0]
     n = _count(x.data.shape, dim)
     centered = x - x.mean(dim, keepdim=True)
-    return (centered * t).sum(dim, keepdim) * (2 / max(n - correction, 0))
+    return (centered * t).sum(dim, keepdim) * _var_scale(n, correction)
 
 
 @vjp_rule("logsumexp", saves=(0, "out"))
