@@ -9,7 +9,8 @@ The drawing functions read graphs through a small protocol, so chapter 1's
   are drawn as inputs, ``"constant"`` as small grey boxes;
 * a **source** is a node, a sequence of nodes (the outputs), or any object with
   an ``outputs`` sequence (a ``Graph``). Everything reachable from the outputs
-  through ``inputs`` is drawn.
+  through ``inputs`` is drawn, plus, when the source also has a ``nodes``
+  sequence, every node in it (so dead code a pass is about to remove shows).
 
 :func:`to_dot` emits the DOT text (left to right; outputs with a double border;
 edges labelled ``f32[256, 128]``). It stays readable at a few hundred nodes:
@@ -52,6 +53,11 @@ def output_nodes(source) -> list:
     if isinstance(source, Sequence) and not isinstance(source, str):
         return list(source)
     return [source]
+
+
+def roots_of(source) -> list:
+    """Where the walk starts: the outputs, then any other node the source lists."""
+    return output_nodes(source) + list(getattr(source, "nodes", []))
 
 
 def collect(outputs: Iterable) -> list:
@@ -162,7 +168,7 @@ def to_dot(source, *, highlight: Iterable[str] | Mapping[str, str] = (),
     least that many ops as one box (default: 3 when there are over 60 nodes).
     """
     outputs = output_nodes(source)
-    nodes = collect(outputs)
+    nodes = collect(roots_of(source))
     colours = dict(highlight) if isinstance(highlight, Mapping) else \
         {name: HIGHLIGHT for name in highlight}
     if collapse is None and len(nodes) > 60:
@@ -170,8 +176,8 @@ def to_dot(source, *, highlight: Iterable[str] | Mapping[str, str] = (),
     hidden_count = 0
     if depth is not None:
         dist = distances_from_outputs(outputs)
-        hidden_count = sum(1 for n in nodes if dist[id(n)] > depth)
-        nodes = [n for n in nodes if dist[id(n)] <= depth]
+        hidden_count = sum(1 for n in nodes if dist.get(id(n), depth + 1) > depth)
+        nodes = [n for n in nodes if dist.get(id(n), depth + 1) <= depth]
     groups = chains(nodes, outputs, collapse) if collapse else {}
     box_of = {}  # node id -> the dot id that draws it
     for members in groups.values():
@@ -293,7 +299,7 @@ class GraphDrawing:
 def summarize(source, *, highlight: Iterable[str] = (), values=None, limit: int = 40) -> str:
     """A plain-text node list: what the drawing shows, for readers who cannot
     see it. Long graphs are cut after ``limit`` nodes (with a count)."""
-    nodes = collect(output_nodes(source))
+    nodes = collect(roots_of(source))
     outputs = {id(o) for o in output_nodes(source)}
     marked = set(highlight)
     ops = [n for n in nodes if not is_source(n)]
@@ -326,3 +332,17 @@ def draw(source, summary: str | None = None, **options) -> GraphDrawing:
     drawing = GraphDrawing(to_dot(source, **options), text)
     show(drawing, text)
     return drawing
+
+
+REMOVED, ADDED = "#ef9a9a", "#a5d6a7"  # red: taken out by a pass; green: created by it
+
+
+def draw_pass(before, after, report, **options) -> tuple[GraphDrawing, GraphDrawing]:
+    """Show a pass's effect: ``before`` with the nodes it removed in red, then
+    ``after`` with the nodes it created in green. ``report`` has ``name``,
+    ``removed`` and ``added`` (names), like ``chapters.graph.passes.PassReport``."""
+    first = draw(before, highlight={n: REMOVED for n in report.removed},
+                 title=f"before {report.name} (red: removed)", **options)
+    second = draw(after, highlight={n: ADDED for n in report.added},
+                  title=f"after {report.name} (green: created)", **options)
+    return first, second

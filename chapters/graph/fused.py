@@ -23,7 +23,7 @@ import numpy as np
 
 from .ops import TensorMeta, get_op, register_op
 
-BLOCK_ELEMENTS = 1 << 15  # 128 KiB of float32 per temporary: stays in cache
+BLOCK_ELEMENTS = 1 << 14  # 64 KiB of float32 per temporary: stays in cache
 
 
 @dataclass(frozen=True)

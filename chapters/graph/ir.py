@@ -113,6 +113,7 @@ class Graph:
         self.nodes: list[Node] = []
         self.outputs: list[Node] = []
         self._ids: set[int] = set()
+        self._next_name = 0  # nodes are named op_0, op_1, ... within one graph
 
     # ----------------------------------------------------------- building
     def _add(self, node: Node) -> Node:
@@ -131,11 +132,16 @@ class Graph:
         return self._add(Node("placeholder", (), {"name": name, "shape": tuple(shape),
                                                   "dtype": np.dtype(dtype)}, name=name))
 
+    def fresh_name(self, op: str) -> str:
+        self._next_name += 1
+        return f"{op}_{self._next_name}"
+
     def constant(self, value, name: str | None = None) -> Node:
-        return self._add(Node("constant", (), {"value": np.asarray(value)}, name=name))
+        return self._add(Node("constant", (), {"value": np.asarray(value)},
+                              name=name or self.fresh_name("constant")))
 
     def call(self, op: str, *inputs: Node, name: str | None = None, **attrs) -> Node:
-        return self._add(Node(op, inputs, attrs, name=name))
+        return self._add(Node(op, inputs, attrs, name=name or self.fresh_name(op)))
 
     def set_outputs(self, *outputs: Node) -> Graph:
         for out in outputs:
@@ -186,6 +192,7 @@ class Graph:
                        name=node.name)
             twin[node.id] = copy._add(new)
         copy.outputs = [twin[o.id] for o in self.outputs]
+        copy._next_name = self._next_name
         return copy
 
     def __len__(self) -> int:
