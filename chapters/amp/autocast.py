@@ -42,6 +42,7 @@ import warnings
 import numpy as np
 
 from chapters.amp.policies import FLOAT32, LOWER, POLICIES, PROMOTE, SUPPORTED_DTYPES
+from chapters.autodiff import Tensor, dispatch, dtypes
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +86,6 @@ def _check_device(device_type: str) -> None:
 
 
 def _dtype_by_name(dtype) -> np.dtype:
-    from chapters.autodiff import dtypes
-
     try:
         return dtypes.as_dtype(dtype)
     except TypeError as err:
@@ -104,8 +103,6 @@ def get_policy(device_type: str, op_name: str) -> str | None:
 
 def _eligible(x) -> bool:
     """A floating engine Tensor that autocast may cast (not float64, as torch)."""
-    from chapters.autodiff import Tensor, dtypes
-
     return isinstance(x, Tensor) and x.dtype in dtypes.LOW_PRECISION + (dtypes.float32,)
 
 
@@ -156,8 +153,6 @@ class autocast:
 
     # the hook ----------------------------------------------------------
     def __call_hook__(self, op_name: str, args: tuple) -> tuple:
-        from chapters.autodiff import dispatch, dtypes
-
         policy = get_policy(self.device_type, op_name)
         if policy is None:
             return args
@@ -188,15 +183,11 @@ class autocast:
 
     # the context -------------------------------------------------------
     def __enter__(self):
-        from chapters.autodiff import dispatch
-
         self._previous = dispatch.get_autocast_hook()
         dispatch.set_autocast_hook(self.__call_hook__ if self.enabled else None)
         return self
 
     def __exit__(self, *exc) -> bool:
-        from chapters.autodiff import dispatch
-
         dispatch.set_autocast_hook(self._previous)
         self._previous = None
         return False
@@ -212,7 +203,5 @@ class autocast:
 
 def is_autocast_enabled() -> bool:
     """Whether an engine autocast region is active."""
-    from chapters.autodiff import dispatch
-
     hook = dispatch.get_autocast_hook()
     return getattr(hook, "__self__", None).__class__ is autocast if hook else False

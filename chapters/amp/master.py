@@ -30,6 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from chapters.amp.formats import get_format
+from chapters.autodiff import tensor
+
 
 class MasterWeights:
     """Float32 copies of ``params`` (low-precision engine Parameters).
@@ -39,8 +42,6 @@ class MasterWeights:
     :meth:`copy_grads_to_masters`."""
 
     def __init__(self, params, master_dtype=np.float32):
-        from chapters.autodiff import tensor
-
         self.model_params = list(params)
         if not self.model_params:
             raise ValueError("MasterWeights: no parameters were given")
@@ -54,8 +55,6 @@ class MasterWeights:
         """``master.grad = float32(model.grad)``; a model parameter without a
         gradient leaves its master's ``.grad`` as None (so the scaler and the
         optimizer skip it, as torch's do)."""
-        from chapters.autodiff import tensor
-
         for p, m in zip(self.model_params, self.masters, strict=True):
             m.grad = None if p.grad is None else tensor(p.grad.data.astype(m.dtype))
 
@@ -75,8 +74,6 @@ def lost_update_fraction(ratio: float, dtype, count: int = 4096, seed: int = 0) 
     """Fraction of weights ``w`` (log-uniform magnitudes in [2**-8, 2**8), random
     sign) for which ``w + ratio * |w|`` rounds back to ``w`` in ``dtype`` — the
     update was lost. Near 1 below ``ratio = 2**-(M+2)``, near 0 above ``2**-M``."""
-    from chapters.amp.formats import get_format
-
     fmt = get_format(dtype)
     rng = np.random.default_rng(seed)
     w = (2.0 ** rng.uniform(-8, 8, count) * rng.choice([-1.0, 1.0], count))
@@ -89,8 +86,6 @@ def lost_update_fraction(ratio: float, dtype, count: int = 4096, seed: int = 0) 
 def repeated_update(weight: float, update: float, steps: int, dtype) -> float:
     """``w <- round(w + update)`` ``steps`` times in ``dtype``: the weight a
     plain low-precision optimizer ends with."""
-    from chapters.amp.formats import get_format
-
     fmt = get_format(dtype)
     w = np.asarray(weight, np.float32).astype(fmt.dtype)
     u = np.asarray(update, np.float32).astype(fmt.dtype).astype(np.float32)

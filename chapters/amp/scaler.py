@@ -34,6 +34,8 @@ from enum import Enum
 
 import numpy as np
 
+from chapters.autodiff import Tensor
+
 
 class OptState(Enum):
     READY = 0
@@ -84,8 +86,6 @@ class GradScaler:
         return self._scale_nested(outputs)
 
     def _scale_nested(self, value):
-        from chapters.autodiff import Tensor
-
         if isinstance(value, Tensor):
             return value * float(self._scale)
         if isinstance(value, list | tuple):
