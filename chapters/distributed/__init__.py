@@ -18,7 +18,7 @@ from .collectives import (
     reduce,
     reduce_scatter,
 )
-from .launch import free_port, launch
+from .launcher import free_port, launch
 from .sim import Message, SimGroup, SimWorld, run_simulated
 from .transport import DistributedError, Group, TorchGroup, Work, init_from_env
 

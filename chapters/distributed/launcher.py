@@ -34,13 +34,16 @@ from datetime import timedelta
 from .transport import DistributedError, TorchGroup
 
 _CONTEXT = None
+#: imported once by the fork server, so that no rank pays for them again
+PRELOAD = ["numpy", "ml_dtypes", "torch", "torch.distributed", "torch.nn.parallel",
+           "chapters.autodiff", "chapters.distributed"]
 
 
 def _context():
     global _CONTEXT
     if _CONTEXT is None:
         _CONTEXT = mp.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(["numpy", "torch", "torch.distributed"])
+        _CONTEXT.set_forkserver_preload(PRELOAD)
     return _CONTEXT
 
 

@@ -99,13 +99,16 @@ def _recv(group: Group, src: int) -> np.ndarray:
 
 
 def run_pipeline(stage: Module, group: Group, schedule: str, micro_batches: int,
-                 inputs=None, targets=None, loss_fn=None) -> PipelineResult:
+                 inputs=None, targets=None, loss_fn=None,
+                 modelled_cost: dict | None = None) -> PipelineResult:
     """Run one training step's forward and backward of a pipeline.
 
     Every rank calls this with its own ``stage``. Rank 0 passes ``inputs`` (a
     list of ``micro_batches`` arrays); the last rank passes ``targets`` (same
     length) and ``loss_fn(output, target) -> scalar Tensor``. Gradients are
     accumulated into the stage's parameters' ``.grad``; call the optimizer after.
+    ``modelled_cost={"F": seconds, "B": seconds}`` charges fixed compute times to
+    the group's clock instead of the measured ones (see :class:`~.transport.timed`).
     """
     p, s, m = group.world_size, group.rank, micro_batches
     first, last = s == 0, s == p - 1
@@ -116,11 +119,12 @@ def run_pipeline(stage: Module, group: Group, schedule: str, micro_batches: int,
     held: dict[int, tuple[Tensor, Tensor]] = {}
     result = PipelineResult([], [], 0)
     pending: list[Work] = []
+    cost = modelled_cost or {"F": None, "B": None}
     for kind, i in SCHEDULES[schedule](p, m, s):
         if kind == "F":
             x = (Tensor(np.asarray(inputs[i])) if first
                  else Tensor(_recv(group, s - 1), requires_grad=True))
-            with timed(group) as t:
+            with timed(group, cost["F"]) as t:
                 out = stage(x)
                 if last:
                     out = loss_fn(out, Tensor(np.asarray(targets[i]))) * (1.0 / m)
@@ -133,7 +137,7 @@ def run_pipeline(stage: Module, group: Group, schedule: str, micro_batches: int,
         else:
             x, out = held.pop(i)
             grad = None if last else Tensor(_recv(group, s + 1))
-            with timed(group) as t:
+            with timed(group, cost["B"]) as t:
                 out.backward(grad)
             if not first:
                 _send(group, x.grad.data, s - 1, pending)

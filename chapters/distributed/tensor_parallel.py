@@ -119,7 +119,7 @@ class RowParallelLinear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         # the bias is added once, after the sum (adding it on every rank would count it p times)
-        y = reduce_from_parallel(F.linear(x, self.weight), self.group)
+        y = reduce_from_parallel(x @ self.weight.T, self.group)
         return y if self.bias is None else y + self.bias
 
 

@@ -169,10 +169,12 @@ class timed:
     """``with timed(group) as t: work()`` — measure ``work``'s wall time, tell
     the group (``group.compute``), and leave ``t.start``/``t.end`` on the
     group's clock. In the simulated world, where ranks take turns, this is a
-    clean measurement of each rank's computation placed on the model clock."""
+    measurement of each rank's computation placed on the model clock; pass
+    ``modelled=seconds`` to charge a fixed modelled cost instead (clean
+    schedules on a busy machine)."""
 
-    def __init__(self, group: Group):
-        self.group = group
+    def __init__(self, group: Group, modelled: float | None = None):
+        self.group, self.modelled = group, modelled
 
     def __enter__(self):
         self.start = self.group.now()
@@ -180,7 +182,8 @@ class timed:
         return self
 
     def __exit__(self, *exc):
-        self.group.compute(time.perf_counter() - self._wall)
+        elapsed = time.perf_counter() - self._wall
+        self.group.compute(elapsed if self.modelled is None else self.modelled)
         self.end = self.group.now()
         return False
 

@@ -73,8 +73,7 @@ class ZeroAdam:
         flat = self._flatten([p.data for p in self.params])
         broadcast(group, flat, src=0)                       # same start everywhere
         master = flat.astype(np.float32)
-        if stage > 0:
-            master = master[self.lo:self.hi].copy()
+        master = master[self.lo:self.hi].copy() if stage > 0 else master[:self.numel]
         self.master, self.m, self.v = master, np.zeros_like(master), np.zeros_like(master)
         self.grad_shard = None
         self.param_shard = None
@@ -128,7 +127,7 @@ class ZeroAdam:
             all_reduce(self.group, grads, ReduceOp.AVG)     # every rank gets every gradient
             for p, g in zip(self.params, self._unflatten(grads), strict=True):
                 p.grad = Tensor(g)
-            mine = grads if self.stage == 0 else grads[self.lo:self.hi]
+            mine = grads[:self.numel] if self.stage == 0 else grads[self.lo:self.hi]
         else:
             mine = reduce_scatter(self.group, grads, ReduceOp.AVG)
             self.grad_shard = mine                             # the full gradient is dropped
