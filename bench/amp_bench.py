@@ -1,0 +1,109 @@
+"""Cost of mixed-precision machinery per training step, engine and torch, on CPU.
+
+For one MLP training step (forward, cross-entropy, backward, SGD) this prints
+the time of the same step with the AMP machinery added — autocast only, the
+GradScaler only, both — as a ratio to the plain float32 step, for this course's
+engine and for torch (``torch.autocast("cpu")`` + ``torch.amp.GradScaler("cpu")``)
+measured in the same run. On a CPU low precision buys no speed (there are no
+tensor cores; numpy has no bfloat16 BLAS, so the engine computes those kernels in
+float32 and rounds), so the ratios measure overhead: casts, hook dispatch,
+inf checks and unscaling.
+
+    python bench/amp_bench.py [--steps 15] [--width 256] [--batch 256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+import chapters.autodiff.functional as F
+from chapters.amp.autocast import autocast
+from chapters.amp.scaler import GradScaler
+from chapters.autodiff import nn, optim, tensor
+
+
+def interleaved_medians(steps: dict, rounds: int) -> dict[str, float]:
+    """Median seconds per call of each step function, timed round-robin (one
+    call of each per round) so that a change in machine load hits all alike."""
+    for step in steps.values():
+        step()
+        step()
+    times = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def engine_step(width, batch, use_autocast, use_scaler, dtype):
+    rng = np.random.default_rng(0)
+    model = nn.Sequential(nn.Linear(64, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
+                          nn.Linear(width, 10))
+    opt = optim.SGD(model.parameters(), lr=0.01)
+    scaler = GradScaler("cpu", enabled=use_scaler)
+    x = tensor(rng.standard_normal((batch, 64)).astype(np.float32))
+    y = tensor(rng.integers(0, 10, batch))
+
+    def step():
+        with autocast("cpu", dtype=dtype, enabled=use_autocast):
+            loss = F.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+
+    return step
+
+
+def torch_step(width, batch, use_autocast, use_scaler, dtype):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, width), torch.nn.ReLU(),
+                                torch.nn.Linear(width, width), torch.nn.ReLU(),
+                                torch.nn.Linear(width, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu", enabled=use_scaler)
+    x = torch.randn(batch, 64)
+    y = torch.randint(0, 10, (batch,))
+    torch_dtype = getattr(torch, dtype)
+
+    def step():
+        with torch.autocast("cpu", dtype=torch_dtype, enabled=use_autocast):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+
+    return step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=256)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print(f"MLP 64-{args.width}-{args.width}-10, batch {args.batch}, median of {args.steps} "
+          "steps, torch on 1 thread")
+    configs = {"plain": (False, False), "autocast": (True, False), "scaler": (False, True),
+               "autocast + scaler": (True, True)}
+    for dtype in ("bfloat16", "float16"):
+        for name, make in (("engine", engine_step), ("torch", torch_step)):
+            steps = {label: make(args.width, args.batch, a, s, dtype)
+                     for label, (a, s) in configs.items()}
+            medians = interleaved_medians(steps, args.steps)
+            base = medians.pop("plain")
+            cells = [f"{name:6s} {dtype:8s} plain {base * 1e3:7.2f} ms"]
+            cells += [f"{label} x{t / base:.2f}" for label, t in medians.items()]
+            print(" | ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
