@@ -16,6 +16,7 @@ help:
 	@echo "make lab    - set up .venv and open JupyterLab on chapters/"
 	@echo "make test   - set up .venv and run the whole test suite"
 	@echo "make bench  - print engine-vs-PyTorch ratios (bench/)"
+	@echo "make grade-demo - grade every lab's bundled sample submissions, print the table"
 	@echo "make site   - export the executed chapters as offline HTML to build/site/"
 	@echo "make clean  - remove build outputs (keeps .venv)"
 
@@ -42,6 +43,14 @@ bench: setup
 
 site: setup
 	$(PY) tools/build_site.py
+
+# Grades labs/<lab>/samples/*.ipynb in the sandbox into build/grades/<lab>/demo.sqlite3.
+grade-demo: setup
+	@for dir in labs/*/; do lab=$$(basename $$dir); \
+	  test -f $$dir/spec.py -a -d $$dir/samples || continue; \
+	  echo "== $$lab"; \
+	  $(PY) -m autograder grade $$lab $$dir/samples -j 2 --force --table --no-progress \
+	    --gradebook build/grades/$$lab/demo.sqlite3 || exit 1; done
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
