@@ -118,3 +118,14 @@ def test_live_buffer_figure_matches_the_plan():
     assert len(bars) == len(plan.intervals)
     assert {t.y[0] for t in bars} == {f"buffer {b}" for b in plan.buffer_of.values()}
     assert f"{len(plan.buffer_bytes)} buffers" in live_buffer_summary(plan)
+
+
+def test_dead_nodes_a_graph_still_holds_are_drawn():
+    from chapters.graph.passes import eliminate_dead_code
+
+    graph = trace(lambda x: (x.exp().sum(), x * 2)[1], np.ones(3, np.float32))
+    dead = [n.name for n in graph.nodes if n.op in ("exp", "sum")]
+    assert all(f"{name}\\n" in gv.to_dot(graph) for name in dead)
+    assert all(f"{name}\\n" not in gv.to_dot(graph.outputs) for name in dead)
+    eliminate_dead_code(graph)
+    assert all(f"{name}\\n" not in gv.to_dot(graph) for name in dead)

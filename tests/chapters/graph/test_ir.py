@@ -74,3 +74,13 @@ def test_sorting_helper_dedupes_shared_inputs():
     g = small_graph()
     order = topological_sort([g.outputs[0], g.nodes[2]])
     assert len(order) == len({n.id for n in order}) == 4
+
+
+def test_names_are_per_graph_and_stay_unique_across_clones():
+    g = Graph("n")
+    x = g.placeholder("x", (2,))
+    g.set_outputs(g.call("neg", g.call("exp", x)))
+    assert [n.name for n in g.nodes] == ["x", "exp_1", "neg_2"]
+    c = g.clone()
+    extra = c.call("tanh", c.nodes[-1])
+    assert extra.name not in {n.name for n in g.nodes} and extra.name == "tanh_3"
