@@ -22,7 +22,11 @@ from .tensor import Tensor, apply
 
 
 def masked(g: Tensor, mask: np.ndarray) -> Tensor:
-    """g where ``mask``, else 0 (``where``, so that inf * 0 gives no NaN)."""
+    """g where ``mask``, else 0. Multiplying by the 0/1 mask is an order of
+    magnitude faster than ``where`` in numpy, but inf * 0 would give NaN, so a
+    gradient holding inf or NaN takes ``where`` (torch gives 0 there too)."""
+    if np.isfinite(g.data).all():
+        return apply("mul", (g, np.asarray(mask, dtype=g.data.dtype)))
     return apply("where", (mask, g, np.zeros((), g.data.dtype)))
 
 

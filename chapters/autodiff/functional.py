@@ -221,6 +221,8 @@ def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: 
         raise IndexError(f"nll_loss: target values must be in [0, {input.shape[1] - 1}] "
                          f"(or ignore_index), got min {t.min()} max {t.max()}")
     picked = apply("gather", (input,), {"dim": 1, "index": np.expand_dims(safe, 1)}).squeeze(1)
+    if weight is None and keep.all():  # the common case: every target counts once
+        return _reduce(-picked, reduction)
     w = keep.astype(input.dtype)
     if weight is not None:
         w = w * weight.data[safe].astype(input.dtype)

@@ -185,6 +185,8 @@ def _record(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
 def _scalar(value, like: np.dtype) -> np.ndarray:
     """A Python number as a weak 0-d array: it takes the tensor's dtype unless
     its own kind is higher (an int tensor times 2.5 gives float32)."""
+    if type(value) is float and like in _FLOATING:  # the common case, decided at once
+        return np.asarray(value, dtype=like)
     kind = dtypes.default_dtype_for(value)
     dtype = like if dtypes.category(kind) <= dtypes.category(like) else kind
     return np.asarray(value, dtype=dtype)
