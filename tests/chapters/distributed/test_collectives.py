@@ -127,6 +127,8 @@ def test_simulated_failures_name_the_rank_and_never_hang():
         run_simulated(program, 4)
     with pytest.raises(DistributedError, match=r"rank 0 has a buffer of shape \(3,\)"):
         run_simulated(lambda g: all_reduce(g, np.ones(3 + g.rank)), 2)
+    with pytest.raises(DistributedError, match=r"shape \(3,\) and a different dtype"):
+        run_simulated(lambda g: all_reduce(g, np.ones(3, [np.float32, np.float64][g.rank])), 2)
     with pytest.raises(DistributedError, match="deadlock, every rank is waiting: rank 0 waits "
                                                "for a message from rank 1; rank 1 waits"):
         run_simulated(lambda g: g.recv(np.empty(1), 1 - g.rank), 2)
