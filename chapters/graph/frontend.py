@@ -194,7 +194,7 @@ class Value:
     def __le__(self, o): return apply("le", self, o)
     def __gt__(self, o): return apply("gt", self, o)
     def __ge__(self, o): return apply("ge", self, o)
-    def __eq__(self, o): return apply("eq", self, o)  # noqa: D105  (elementwise, as torch)
+    def __eq__(self, o): return apply("eq", self, o)  # elementwise, as in torch
     def __ne__(self, o): return apply("ne", self, o)
     __hash__ = object.__hash__
 

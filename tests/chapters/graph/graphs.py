@@ -57,5 +57,18 @@ def random_graphs(draw, max_steps=14):
     g.set_outputs(*outputs)
     seed = draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)
-    arrays = [rng.standard_normal(s) for s in shapes]
+    strided = draw(st.lists(st.booleans(), min_size=n_inputs, max_size=n_inputs))
+    arrays = [non_contiguous(rng, s) if bent else rng.standard_normal(s)
+              for s, bent in zip(shapes, strided, strict=True)]
     return g, arrays
+
+
+def non_contiguous(rng, shape):
+    """An array of ``shape`` that is a strided view (every other element of a
+    bigger one, reversed), so kernels and buffers see non-contiguous inputs."""
+    if not shape:
+        return rng.standard_normal(())
+    big = rng.standard_normal(shape[:-1] + (2 * shape[-1],))
+    view = big[..., ::-2]
+    assert view.shape == shape and not view.flags.c_contiguous
+    return view

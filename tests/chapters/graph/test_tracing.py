@@ -133,3 +133,15 @@ def test_values_of_two_traces_cannot_mix():
     trace(lambda x: leaked.append(x) or x * 1, np.ones(2))
     with pytest.raises(ValueError, match="different runs"):
         trace(lambda y: y + leaked[0], np.ones(2))
+
+
+def test_arrays_on_the_left_of_an_operator_are_captured_as_constants():
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def left(x):
+        return w @ x + np.ones(2, np.float32) * x.sum()
+
+    x = np.linspace(0, 1, 3, dtype=np.float32)
+    graph = trace(left, x)
+    assert [n.op for n in graph.nodes].count("constant") == 2
+    assert_close(run(graph, x * 2), w @ (x * 2) + (x * 2).sum(), rtol=RTOL, atol=ATOL)
