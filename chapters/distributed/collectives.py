@@ -180,10 +180,11 @@ def _ring_reduce_scatter(group: Group, flat: np.ndarray, op: ReduceOp) -> tuple[
         _phase(group, f"reduce-scatter step {s + 1}")
         sa, sb = bounds[(r - s - 1) % p]
         ra, rb = bounds[(r - s - 2) % p]
-        work = group.isend(flat[sa:sb], right)
         incoming = scratch[:rb - ra]
-        group.recv(incoming, left)
-        work.wait()
+        arriving = group.irecv(incoming, left)     # post the receive first: no extra copy
+        leaving = group.isend(flat[sa:sb], right)
+        arriving.wait()
+        leaving.wait()
         _combine(flat[ra:rb], incoming, op)
     return bounds[r]
 
@@ -200,9 +201,10 @@ def _ring_all_gather(group: Group, flat: np.ndarray) -> None:
         _phase(group, f"all-gather step {s + 1}")
         sa, sb = bounds[(r - s) % p]
         ra, rb = bounds[(r - s - 1) % p]
-        work = group.isend(flat[sa:sb], right)
-        group.recv(flat[ra:rb], left)
-        work.wait()
+        arriving = group.irecv(flat[ra:rb], left)
+        leaving = group.isend(flat[sa:sb], right)
+        arriving.wait()
+        leaving.wait()
 
 
 def all_gather(group: Group, array: np.ndarray) -> list[np.ndarray]:
