@@ -59,9 +59,9 @@ def public(name: str):
             hook = STATE.hook
             if hook is None or STATE.inside:
                 return fn(*args, **kwargs)
-            args = tuple(hook(name, args))
-            STATE.inside = True
+            STATE.inside = True  # the hook's own casts are not public calls
             try:
+                args = tuple(hook(name, args))
                 return fn(*args, **kwargs)
             finally:
                 STATE.inside = False

@@ -707,7 +707,7 @@ class Tensor:
         if isinstance(shape[0], np.dtype | str) if shape else False:
             raise NotImplementedError("view(dtype) reinterprets bits; use .to(dtype) instead")
         out = self.reshape(*shape)
-        if out.data.size and not np.shares_memory(out.data, self.data):
+        if out.data.size and not np.may_share_memory(out.data, self.data):
             raise RuntimeError(
                 f"view size is not compatible with input tensor's size and stride "
                 f"(shape {list(self.shape)}); use .reshape(...) instead.")

@@ -43,6 +43,21 @@ def test_each_public_op_reaches_the_hook_once(recorded):
     assert recorded == []  # backward never calls the hook
 
 
+def test_casts_made_by_the_hook_do_not_reach_the_hook():
+    calls = []
+
+    def hook(op, args):
+        calls.append(op)
+        return half_hook(op, args)
+
+    set_autocast_hook(hook)
+    try:
+        y = F.linear(ad.randn(2, 3), ad.randn(4, 3))
+    finally:
+        set_autocast_hook(None)
+    assert calls == ["linear"] and y.dtype == ad.float16
+
+
 def test_set_and_get_autocast_hook():
     assert get_autocast_hook() is None
     set_autocast_hook(half_hook)

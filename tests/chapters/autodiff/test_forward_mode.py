@@ -37,6 +37,10 @@ FUNCTIONS = {
                                                          lib.tensor(np.ones((2, 1, 2, 2))),
                                                          padding=1), 2),
     "avg_pool": lambda lib, F, x: F.avg_pool2d(x.reshape(1, 1, 4, 3), 2, stride=1),
+    "embedding": lambda lib, F, x: F.embedding(lib.tensor([[3, 0], [1, 1]]), x),
+    "batch_norm": lambda lib, F, x: F.batch_norm(x, None, None, x[0] * 0 + 2, x[1],
+                                                 training=True),
+    "dropout_eval": lambda lib, F, x: F.dropout(x, 0.4, training=False) * 2,
     "mse_ce": lambda lib, F, x: F.mse_loss(x, x * 0.5) + F.cross_entropy(x, lib.tensor(IDX[:4]
                                                                                       .tolist()
                                                                                       + [1])),
