@@ -20,11 +20,11 @@ from .collectives import (
 )
 from .launcher import free_port, launch
 from .sim import Message, SimGroup, SimWorld, run_simulated
-from .transport import DistributedError, Group, TorchGroup, Work, init_from_env
+from .transport import DistributedError, Group, SubGroup, TorchGroup, Work, init_from_env, timed
 
 __all__ = [
     "ALL_REDUCE_ALGORITHMS", "DistributedError", "Group", "Message", "ReduceOp", "SimGroup",
-    "SimWorld", "TorchGroup", "Work", "all_gather", "all_reduce", "all_to_all", "barrier",
-    "broadcast", "free_port", "init_from_env", "launch", "reduce", "reduce_scatter",
-    "run_simulated",
+    "SimWorld", "SubGroup", "TorchGroup", "Work", "all_gather", "all_reduce", "all_to_all",
+    "barrier", "broadcast", "free_port", "init_from_env", "launch", "reduce", "reduce_scatter",
+    "run_simulated", "timed",
 ]

@@ -43,7 +43,10 @@ def copy_to_parallel(x: Tensor, group: Group) -> Tensor:
     """Megatron's *f*: the value passes unchanged; the gradient is summed over ranks.
 
     Every rank uses the same ``x``, and each rank's part of the model
-    contributes a partial ``dL/dx``; the true gradient is their sum."""
+    contributes a partial ``dL/dx``; the true gradient is their sum. (An input
+    that needs no gradient, like the data, passes through untouched.)"""
+    if not x.requires_grad:
+        return x
     y = x * 1.0
 
     def sum_gradients(grad: Tensor) -> Tensor:

@@ -209,3 +209,49 @@ def init_from_env(backend: str | None = None) -> TorchGroup:
     if not dist.is_initialized():
         dist.init_process_group(backend, init_method="env://")
     return TorchGroup(device)
+
+
+class SubGroup(Group):
+    """Some of a group's ranks, seen as a group of their own (``dist.new_group``).
+
+    ``SubGroup(group, [2, 3])`` on global rank 3 has ``rank == 1`` and
+    ``world_size == 2``; its sends and receives go through ``group`` with the
+    ranks translated, so every collective works on it unchanged. Hybrid
+    parallelism uses one for each tensor-parallel pair and each data-parallel
+    set of replicas."""
+
+    def __init__(self, group: Group, ranks):
+        self.parent, self.ranks = group, list(ranks)
+        if group.rank not in self.ranks:
+            raise DistributedError(f"SubGroup: rank {group.rank} is not in {self.ranks}; only "
+                                   "members create (and use) a subgroup")
+        self.rank, self.world_size = self.ranks.index(group.rank), len(self.ranks)
+        self.check_shapes = group.check_shapes
+        self.threads_may_communicate = group.threads_may_communicate
+
+    @property
+    def bytes_sent(self) -> int:
+        return self.parent.bytes_sent
+
+    def isend(self, array: np.ndarray, dst: int) -> Work:
+        self._check_peer(dst, "isend")
+        return self.parent.isend(array, self.ranks[dst])
+
+    def irecv(self, buffer: np.ndarray, src: int) -> Work:
+        self._check_peer(src, "irecv")
+        return self.parent.irecv(buffer, self.ranks[src])
+
+    def now(self) -> float:
+        return self.parent.now()
+
+    def compute(self, seconds: float) -> None:
+        self.parent.compute(seconds)
+
+    def __getattr__(self, name):  # e.g. the simulated world's ``phase`` label
+        return getattr(self.parent, name)
+
+    def __setattr__(self, name, value):
+        if name == "phase":
+            setattr(self.parent, name, value)
+        else:
+            object.__setattr__(self, name, value)

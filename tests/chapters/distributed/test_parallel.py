@@ -197,3 +197,18 @@ def test_buckets_take_parameters_in_reverse_order_under_the_cap():
         assert sum(sizes[n] for n in b.names) <= 41000 or len(b.names) == 1
     assert len(build_buckets(named, 0)) == len(named)
     assert len(build_buckets(named, 25 * 2**20)) == 1
+
+
+def test_hybrid_data_times_tensor_parallel_equals_one_process():
+    from chapters.distributed import demos
+
+    x, y = demos.regression_data(16, 6, 3)
+    runs, world = run_simulated(demos.hybrid_training, 4, x, y, 3, 2)
+    reference = demos.mlp(6, 32, 3)
+    demos.train_single(reference, x, y, 3)
+    expected = {n: p.data for n, p in reference.named_parameters()}
+    for row in (runs[:2], runs[2:]):          # each mesh row holds a whole (split) model
+        _same(demos.assemble_tensor_parallel(row), expected, "hybrid vs one process", **FWD)
+    # tensor-parallel traffic stays inside rows, data-parallel traffic inside columns
+    pairs = {(m.src, m.dst) for m in world.messages}
+    assert pairs <= {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}

@@ -1,0 +1,104 @@
+"""Rank programs the chapter's notebook runs (importable, so that real
+processes can run them too): each returns plain numbers and arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import chapters.autodiff.functional as F
+from chapters.autodiff import Tensor, manual_seed, nn, optim
+
+from .cost_model import fit_alpha_beta, measure_p2p
+from .ddp import DistributedDataParallel
+from .hybrid import mesh_groups
+from .tensor_parallel import ParallelMLP
+from .transport import Group
+
+P2P_SIZES = (8, 1 << 12, 1 << 16, 1 << 19, 1 << 21)
+
+
+def regression_data(n: int, features: int, outputs: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, features)).astype(np.float32)
+    w = rng.standard_normal((features, outputs)).astype(np.float32)
+    return x, np.tanh(x @ w).astype(np.float32)
+
+
+def mlp(features: int, hidden: int, outputs: int, seed: int = 0) -> nn.Sequential:
+    manual_seed(seed)
+    return nn.Sequential(nn.Linear(features, hidden), nn.GELU(), nn.Linear(hidden, outputs))
+
+
+def train_single(model, x, y, steps: int, lr: float = 0.1) -> list[float]:
+    """The baseline: one process, the whole batch each step (SGD, MSE)."""
+    opt = optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(Tensor(x)), Tensor(y))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def ddp_training(group: Group, x, y, steps: int, hidden: int = 32, bucket_cap_mb=25.0,
+                 lr: float = 0.1):
+    """Data parallel: rank ``r`` trains on the ``r``-th slice of each batch.
+    Returns its parameters, bucket names and the timing of every bucket."""
+    net = mlp(x.shape[1], hidden, y.shape[1])
+    model = DistributedDataParallel(net, group, bucket_cap_mb=bucket_cap_mb)
+    opt = optim.SGD(model.parameters(), lr=lr)
+    shard = np.array_split(np.arange(len(x)), group.world_size)[group.rank]
+    backward = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(Tensor(x[shard])), Tensor(y[shard]))
+        start = group.now()
+        loss.backward()
+        backward.append((start, group.now()))
+        opt.step()
+    return {"params": {n: np.array(p.data) for n, p in net.named_parameters()},
+            "buckets": [b.names for b in model.buckets], "events": model.events,
+            "backward": backward}
+
+
+def hybrid_training(group: Group, x, y, steps: int, tp: int, hidden: int = 32,
+                    lr: float = 0.1):
+    """Data x tensor parallel: each row of the mesh splits the MLP over ``tp``
+    ranks; each column averages its shard's gradients with DDP. Returns this
+    rank's shards (to be reassembled and compared with one process)."""
+    tp_group, dp_group = mesh_groups(group, tp)
+    full = mlp(x.shape[1], hidden, y.shape[1])
+    split = ParallelMLP.from_layers(full[0], nn.GELU(), full[2], tp_group)
+    model = DistributedDataParallel(split, dp_group)
+    opt = optim.SGD(model.parameters(), lr=lr)
+    shard = np.array_split(np.arange(len(x)), dp_group.world_size)[dp_group.rank]
+    for _ in range(steps):
+        opt.zero_grad()
+        F.mse_loss(model(Tensor(x[shard])), Tensor(y[shard])).backward()
+        opt.step()
+    return {"tp_rank": tp_group.rank, "dp_rank": dp_group.rank,
+            "params": {n: np.array(p.data) for n, p in split.named_parameters()}}
+
+
+def assemble_tensor_parallel(shards: list[dict]) -> dict[str, np.ndarray]:
+    """The unsplit MLP's parameters from the tensor-parallel shards of one mesh
+    row (``shards[i]`` from tensor-parallel rank ``i``)."""
+    ordered = sorted(shards, key=lambda s: s["tp_rank"])
+    p = [s["params"] for s in ordered]
+    return {"0.weight": np.concatenate([s["fc1.weight"] for s in p], axis=0),
+            "0.bias": np.concatenate([s["fc1.bias"] for s in p]),
+            "2.weight": np.concatenate([s["fc2.weight"] for s in p], axis=1),
+            "2.bias": p[0]["fc2.bias"]}
+
+
+def link_and_ddp(group: Group, x, y, steps: int):
+    """The notebook's one real multi-process run: fit alpha and beta from
+    ping-pongs, then train with DDP (small buckets, so several overlap backward)."""
+    group.check_shapes = False
+    times = measure_p2p(group, P2P_SIZES, repeats=3)
+    alpha, beta = fit_alpha_beta(P2P_SIZES, times)
+    out = ddp_training(group, x, y, steps, hidden=256, bucket_cap_mb=0.02)
+    out.update(alpha=alpha, beta=beta, p2p=list(zip(P2P_SIZES, times, strict=True)))
+    return out
