@@ -20,6 +20,7 @@ Names and semantics follow PyTorch. Deliberate differences, and why:
 from __future__ import annotations
 
 import weakref
+from collections import namedtuple
 
 import numpy as np
 
@@ -795,7 +796,11 @@ class Tensor:
         """``to(dtype)`` casts with a gradient cast back to this dtype;
         ``to("cpu")`` is accepted (this engine only has the cpu)."""
         for arg in args:
-            if isinstance(arg, str) and arg in ("cpu",):
+            if isinstance(arg, str) and arg.startswith(("cpu", "cuda", "mps")):
+                if not arg.startswith("cpu"):
+                    raise RuntimeError(
+                        f"to({arg!r}): this engine computes with numpy on the CPU only; compare "
+                        "with torch on the GPU through chapters.torchcheck.to_torch(x, 'cuda').")
                 continue
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
@@ -936,16 +941,18 @@ class Tensor:
         return tensor(data, dtype=dtype or self.dtype)
 
 
-def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:
-    from collections import namedtuple
+_ValuesIndices = namedtuple("return_types", ["values", "indices"])
 
+
+def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:
+    """``(values, indices)`` of max/min along ``dim``: a gather at the arg-index,
+    so the gradient goes to the index returned (torch's rule)."""
     indices = np.expand_dims(arg(x.data, axis=dim), dim).astype(np.int64)
     values = apply("gather", (x,), {"dim": dim, "index": indices})
     if not keepdim:
         values = values.squeeze(dim)
         indices = np.squeeze(indices, dim)
-    result = namedtuple("return_types", ["values", "indices"])
-    return result(values, Tensor(indices))
+    return _ValuesIndices(values, Tensor(indices))
 
 
 # --------------------------------------------------------------- factories
