@@ -14,8 +14,9 @@ to the caller, constants to the graph):
 
 * ``naive_bytes``: every value keeps its own buffer for the whole run (a graph
   executor without memory planning);
-* ``free_at_last_use_bytes``: the peak of the live intervals, what a careful
-  eager program or :func:`~chapters.graph.interpreter.run` reaches;
+* ``free_at_last_use_bytes``: the peak of the live intervals (a node's inputs
+  and its output counted together), what a careful eager program or
+  :func:`~chapters.graph.interpreter.run` reaches;
 * ``planned_bytes``: the total size of the buffers the plan allocates.
 
 :class:`PlannedExecutor` really runs that plan: it allocates the buffers once
@@ -51,8 +52,7 @@ class MemoryPlan:
 
     def live_after(self, step: int) -> list[str]:
         """Names of intermediates alive once node ``step`` has run."""
-        return [n for n, (birth, death) in self.intervals.items() if birth <= step < death
-                or (birth == step == death)]
+        return [n for n, (birth, death) in self.intervals.items() if birth <= step < death]
 
     def summary(self) -> str:
         return (f"{len(self.intervals)} intermediates in {len(self.buffer_bytes)} buffers: "

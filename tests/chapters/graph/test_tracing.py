@@ -92,10 +92,20 @@ def test_torch_jit_trace_warns_like_ours():
     assert torch.equal(traced(-torch.ones(3)), -2 * torch.ones(3))  # baked in there too
 
 
-def test_torch_compile_guards_the_branch_instead():
-    compiled = torch.compile(branchy, backend="eager")
+def test_torch_compile_breaks_the_graph_at_the_branch_instead():
+    captured = []
+
+    def record_graph(graph_module, example_inputs):
+        captured.append([str(getattr(n.target, "__name__", n.target))
+                         for n in graph_module.graph.nodes
+                         if n.op in ("call_function", "call_method")])
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(branchy, backend=record_graph)
     for x in (torch.ones(3), -torch.ones(3)):
         assert torch.equal(compiled(x), branchy(x))
+    assert captured == [["sum", "gt"], ["mul"], ["neg"]]  # the condition, then each branch
 
 
 @pytest.mark.parametrize("bad,what", [
