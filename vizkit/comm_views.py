@@ -340,3 +340,26 @@ def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
         w.observe(redraw, names="value")
     redraw()
     return widgets.VBox([widgets.HBox([algorithm, ranks, size]), summary, out])
+
+
+def ring_stepper(p: int = 4):
+    """A slider over the steps of ring all-reduce on ``p`` ranks; the ring
+    drawing (Graphviz SVG) and its text summary follow the slider."""
+    import ipywidgets as widgets
+
+    from .figures import show
+
+    step = widgets.IntSlider(value=0, min=0, max=2 * (p - 1), description="step")
+    summary = widgets.HTML()
+    out = widgets.Output()
+
+    def redraw(*_):
+        drawing = ring_drawing(p, step.value)
+        summary.value = ring_summary(p, step.value)
+        with out:
+            out.clear_output(wait=True)
+            show(drawing, ring_summary(p, step.value))
+
+    step.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([step, summary, out])

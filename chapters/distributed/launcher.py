@@ -15,7 +15,10 @@ Processes come from a ``forkserver`` that imported torch once: each rank is a
 fork of that clean, single-threaded server, which is several times faster than
 a full ``spawn`` (a fresh interpreter importing torch) and equally safe.
 ``fn`` and its arguments are pickled, so ``fn`` must be importable (a
-module-level function, not a lambda or a notebook-defined function).
+module-level function, not a lambda or a notebook-defined function). As with
+any ``multiprocessing`` start method but ``fork``, a script that calls
+``launch`` must do so under ``if __name__ == "__main__":`` (each rank imports
+the script's main module first; notebooks need nothing).
 
 Across machines, start the same function under ``torchrun`` instead and get the
 group from :func:`~.transport.init_from_env`.

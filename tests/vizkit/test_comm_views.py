@@ -125,3 +125,13 @@ def test_collective_explorer_redraws_when_the_slider_moves():
     assert "1024 bytes on 2 ranks" in summary.value
     algorithm.value = "naive"
     assert "2 messages" in summary.value
+
+
+def test_ring_stepper_follows_its_slider():
+    box = cv.ring_stepper(3)
+    step, summary, _ = box.children
+    assert "after step 0 of 4 (start)" in summary.value
+    step.value = 2
+    assert "after step 2 of 4 (reduce-scatter)" in summary.value
+    step.value = 4
+    assert "9 of 9 (rank, chunk) cells hold the full sum" in summary.value
