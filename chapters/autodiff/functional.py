@@ -150,6 +150,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
         raise ValueError(f"layer_norm: normalized_shape {list(shape)} does not match the last "
                          f"dims of the input of shape {list(input.shape)}")
+    for what, param in (("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != shape:
+            raise ValueError(f"layer_norm: {what} of shape {list(param.shape)} must have the "
+                             f"normalized_shape {list(shape)}")
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     return apply("layer_norm", (input, weight, bias), {"dims": dims, "eps": eps})
 

@@ -34,7 +34,8 @@ from .rules import SAVES
 
 #: ops whose result may be a view of their first input (they share its version counter)
 VIEW_OPS = frozenset({"reshape", "transpose", "permute", "broadcast_to", "getitem", "detach"})
-#: ops that compute in float32 when given float16/bfloat16 inputs
+#: ops that only move, select or compare values: all other ops compute
+#: float16/bfloat16 inputs in float32 and round the result
 _MOVEMENT_OPS = VIEW_OPS | {"cat", "stack", "cast", "where", "embedding", "getitem_backward",
                             "gather", "scatter_add", "neg", "abs", "relu", "eq", "ne", "lt",
                             "le", "gt", "ge", "maximum", "minimum", "clamp", "dropout"}
@@ -96,11 +97,12 @@ def _explain(op: str, arrays, attrs, err: Exception) -> Exception:
     the op's meta rule usually says exactly what is wrong."""
     from chapters.graph.ops import TensorMeta
 
+    arrays = [a for a in arrays if a is not None]  # optional inputs left out
     try:
         get_op(op).infer(*(TensorMeta.of(a) for a in arrays), **attrs)
     except Exception as meta_err:  # the meta rule's message is the better one
         return meta_err
-    described = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+    described = ", ".join(f"{np.asarray(a).dtype}{list(np.shape(a))}" for a in arrays)
     return type(err)(f"{op}: {err} (inputs: {described})")
 
 
@@ -146,6 +148,8 @@ def apply(op: str, inputs: tuple, attrs: dict | None = None) -> Tensor:
 
 
 def _record(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
+    """Attach ``result.grad_fn``: edges to the inputs' nodes, their shapes and
+    dtypes, and the tensors ``SAVES[op]`` names, with their versions."""
     try:
         saves = SAVES[op]
     except KeyError:

@@ -70,6 +70,11 @@ def test_cross_entropy_needs_integer_targets_in_range():
         F.nll_loss(ad.ones(2, 3), ad.tensor([0, 1, 2]))
 
 
+def test_layer_norm_checks_its_parameters():
+    with pytest.raises(ValueError, match=r"weight of shape \[4\] must have the normalized_shape"):
+        F.layer_norm(ad.ones(2, 3), (3,), ad.ones(4))
+
+
 def test_mse_loss_refuses_silent_broadcasting():
     with pytest.raises(ValueError, match="broadcasting"):
         F.mse_loss(ad.ones(4, 1), ad.ones(4))
