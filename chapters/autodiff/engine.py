@@ -130,8 +130,9 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
             g = _run_hooks(node.hooks, g)
             if node.retained is not None:
                 kept = node.retained()
-                if kept is not None and capture is None:
-                    kept.grad = g if create_graph else Tensor(g.data.copy())
+                if kept is not None and capture is None:  # accumulates, as a leaf's does
+                    fresh = g if create_graph else Tensor(g.data.copy())
+                    kept.grad = fresh if kept.grad is None else kept.grad + fresh
             if capture is not None and node in capture:
                 captured[node] = g
             input_grads = VJP[node.op](node, g)

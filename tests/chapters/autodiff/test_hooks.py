@@ -78,3 +78,16 @@ def test_grad_accumulates_and_owns_its_memory():
 def test_hooks_need_a_tensor_that_requires_grad():
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         ad.zeros(2).register_hook(lambda g: g)
+
+
+def test_retained_grad_of_a_non_leaf_accumulates_like_torch():
+    results = []
+    for lib in (ad, torch):
+        x = lib.tensor(X0, requires_grad=True)
+        h = x.exp()
+        h.retain_grad()
+        y = (h * h).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        results.append(h.grad)
+    assert_close(results[0], results[1], rtol=1e-6, atol=1e-6, what="retained grad, twice")
