@@ -78,3 +78,11 @@ def test_without_anomaly_mode_nans_flow_silently():
         y.backward()
     assert np.isnan(y.item())
     np.testing.assert_array_equal(x.grad.numpy(), [-1.0, 1.0])  # d log x = 1/x, finite
+
+
+def test_anomaly_can_check_backward_only_as_torch_does():
+    x = ad.tensor([0.0, 4.0], requires_grad=True)
+    with ad.detect_anomaly(check_forward=False), np.errstate(divide="ignore"):
+        y = x.log()  # -inf in forward: allowed here
+        with pytest.raises(FloatingPointError, match="LogBackward0 returned inf|'LogBackward0'"):
+            y.sum().backward()

@@ -120,3 +120,13 @@ def test_saved_output_unpacks_with_its_own_node_for_higher_order():
                                                          else saved.detach().numpy(), y.data)
     xt = to_torch([0.5], requires_grad=True)
     assert xt.exp().grad_fn._saved_result is not None
+
+
+def test_retain_graph_keeps_saved_bytes_until_the_graph_dies():
+    w = ad.randn(64, requires_grad=True)
+    start = ad.saved_tensor_bytes()
+    loss = _step(w)
+    loss.backward(retain_graph=True)
+    assert ad.saved_tensor_bytes() - start == 3 * w.nbytes
+    del loss
+    assert ad.saved_tensor_bytes() == start
