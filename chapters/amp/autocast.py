@@ -178,7 +178,7 @@ class autocast:
                        f"is listed as lower precision but its kernel supports only "
                        f"{', '.join(_KERNEL_DTYPES[op_name])}; it runs in float32 instead, "
                        "so it gets no low-precision speed-up")
-            log.warning(message)
+            log.info(message)
             warnings.warn(message, AutocastFallbackWarning, stacklevel=4)
 
     # the context -------------------------------------------------------

@@ -35,7 +35,7 @@ import chapters.autodiff.functional as F
 from chapters.amp.autocast import autocast
 from chapters.amp.master import MasterWeights
 from chapters.amp.scaler import GradScaler
-from chapters.autodiff import nn, optim, tensor
+from chapters.autodiff import nn, no_grad, optim, tensor
 from chapters.autodiff.data import load_digits_split
 
 RECIPES = ("float32", "float16", "float16 static scale", "amp")
@@ -49,9 +49,12 @@ class RunResult:
     scales: list[float] = field(default_factory=list)           # loss scale used per step
     skipped_steps: list[int] = field(default_factory=list)      # steps with inf/NaN gradients
     gradients: dict[str, np.ndarray] = field(default_factory=dict)  # first step's, flattened
+    train_loss: float = float("nan")      # float32 loss of the final weights on all training data
+    test_accuracy: float = float("nan")   # of the final weights on the held-out digits
 
     @property
     def final_loss(self) -> float:
+        """Mean minibatch loss of the last 10 steps."""
         return float(np.mean(self.losses[-10:]))
 
 
@@ -104,7 +107,7 @@ def train(recipe: str, steps: int = 120, lr: float = 0.5, batch_size: int = 128,
     ``loss_weight``: the same starting point relative to the gradients."""
     if recipe not in RECIPES:
         raise ValueError(f"train: unknown recipe {recipe!r}; choose one of {RECIPES}")
-    x_all, y_all, _, _ = load_digits_split(seed=seed)
+    x_all, y_all, x_test, y_test = load_digits_split(seed=seed)
     rng = np.random.default_rng(seed)
     model = build_mlp(depth, width, seed=seed)
     probe = build_mlp(depth, width, seed=seed)
@@ -159,6 +162,12 @@ def train(recipe: str, steps: int = 120, lr: float = 0.5, batch_size: int = 128,
             opt.step()
         opt.zero_grad()
         model.zero_grad()
+    for p, q in zip(probe.parameters(), params, strict=True):
+        p.data[...] = q.data.astype(np.float32)
+    with no_grad():
+        result.train_loss = float(F.cross_entropy(probe(tensor(x_all)), tensor(y_all)).item())
+        predictions = probe(tensor(x_test)).numpy().argmax(axis=1)
+    result.test_accuracy = float(np.mean(predictions == y_test))
     return result
 
 
