@@ -115,3 +115,14 @@ def test_the_source_loops_all_reduce_argument_is_a_generator():
     model = torch.nn.Linear(3, 2)
     with pytest.raises(AttributeError, match="generator"):
         model.parameters().grad  # noqa: B018 - the source text's expression
+
+
+@pytest.mark.cuda
+def test_torch_loop_on_cuda_matches_the_engine():
+    config = LoopConfig(steps=6)
+    data = digits(config.seed)
+    engine = engine_loop.train(OneProcess(), config, data)
+    reference = torch_loop.train(OneProcess(), config, data, device="cuda")
+    # CUDA float16 matmuls accumulate in float32, numpy's in float16: looser than on CPU
+    assert_close(np.asarray(engine["loss"]), np.asarray(reference["loss"]), rtol=1e-2, atol=0,
+                 what="one-process loss, engine vs torch on cuda")
