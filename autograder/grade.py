@@ -2,9 +2,10 @@
 
 For each submitted notebook the grader (trusted) takes the support code from the
 lab's *source* notebook and the exercise cells from the submission (matched by
-the ``exercise.id`` in their metadata; other cells are ignored), and for each
-exercise starts a sandbox (:mod:`autograder.sandbox`) that runs the code and
-calls the exercise's function on every case's inputs. The expected values are
+the ``exercise.id`` in their metadata; other cells are ignored), and starts one
+sandbox (:mod:`autograder.sandbox`) in which each exercise gets its own child
+process that runs the code and calls the exercise's function on every case's
+inputs. The expected values are
 computed here, once per batch, by the spec's references; the sandbox never sees
 them. Each returned value is compared (:mod:`autograder.compare`) and scored:
 
@@ -40,7 +41,7 @@ from .notebook import (
     read_submission,
     support_sources,
 )
-from .sandbox import Limits, encode_cases, run_exercise
+from .sandbox import Job, Limits, encode_cases, run_submission
 from .spec import Exercise, LabSpec
 
 DETAIL_CHARS = 1500
@@ -112,10 +113,12 @@ class Plan:
     memory_mb: int = 1024
     inputs: dict[str, list] = field(default_factory=dict)   # encoded once for every sandbox
 
-    def limits(self, exercise: Exercise) -> Limits:
-        wall = self.time_limit or exercise.timeout_s
-        return Limits(wall_s=wall, memory_mb=self.memory_mb,
-                      other_cell_s=min(2.0, max(0.5, wall / 4)))
+    def wall_s(self, exercise: Exercise) -> float:
+        return self.time_limit or exercise.timeout_s
+
+    def limits(self) -> Limits:
+        shortest = min(self.wall_s(ex) for ex in self.lab.exercises)
+        return Limits(memory_mb=self.memory_mb, other_cell_s=min(2.0, max(0.5, shortest / 4)))
 
 
 def _short(value, limit=DETAIL_CHARS) -> str:
@@ -206,31 +209,57 @@ def _case_max(plan: Plan, ex: Exercise, case) -> float:
     return plan.points[ex.id] * case.points / ex.case_points
 
 
-def grade_exercise(plan: Plan, ex: Exercise, cells: list[dict]) -> ExerciseGrade:
-    """Grade one exercise of one submission (``cells``: all its exercise cells)."""
+def _code_hash(own: list[dict]) -> str:
+    return hashlib.sha256("\n".join(c["source"] for c in own).encode()).hexdigest()[:16]
+
+
+def _without_run(plan: Plan, ex: Exercise, cells: list[dict]) -> ExerciseGrade | None:
+    """The grade of an exercise that need not run: its cell is missing, or it
+    imports a forbidden module by name. ``None`` if it must run."""
     own = [c for c in cells if c["exercise"] == ex.id]
-    code_hash = hashlib.sha256("\n".join(c["source"] for c in own).encode()).hexdigest()[:16]
-    max_score = plan.points[ex.id]
-    notes = []
     if not own:
         message = (f"no cell tagged as exercise {ex.id!r} was found: it may have been deleted; "
                    "copy it back from the released notebook")
-        cases = [CaseGrade(c.name, c.hidden, "missing", 0.0, _case_max(plan, ex, c), message)
-                 for c in ex.cases]
-        return ExerciseGrade(ex.id, 0.0, max_score, "missing", message, cases, code_hash)
+        status = "missing"
+    else:
+        banned = sorted({m for c in own for m in forbidden_in_source(c["source"],
+                                                                     ex.forbid_imports)})
+        if not banned:
+            return None
+        message = (f"imports {', '.join(banned)}, which this exercise forbids "
+                   f"(forbidden: {', '.join(ex.forbid_imports)}); the exercise scores 0")
+        status = "forbidden_import"
+    cases = [CaseGrade(c.name, c.hidden, status, 0.0, _case_max(plan, ex, c), message)
+             for c in ex.cases]
+    return ExerciseGrade(ex.id, 0.0, plan.points[ex.id], status, message, cases, _code_hash(own))
+
+
+def grade_exercises(plan: Plan, cells: list[dict]) -> list[ExerciseGrade]:
+    """Grade every exercise of one submission (``cells``: its exercise cells), running
+    those that need it in one sandbox."""
+    grades: dict[str, ExerciseGrade] = {}
+    to_run = []
+    for ex in plan.lab.exercises:
+        fixed = _without_run(plan, ex, cells)
+        if fixed is not None:
+            grades[ex.id] = fixed
+        else:
+            to_run.append(ex)
+    if to_run:
+        jobs = [Job(ex.id, ex.function, plan.inputs[ex.id], tuple(ex.forbid_imports),
+                    plan.wall_s(ex)) for ex in to_run]
+        runs = run_submission(cells=cells, support=plan.support, jobs=jobs, limits=plan.limits())
+        for ex, run in zip(to_run, runs, strict=True):
+            grades[ex.id] = _from_run(plan, ex, cells, run)
+    return [grades[ex.id] for ex in plan.lab.exercises]
+
+
+def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run) -> ExerciseGrade:
+    own = [c for c in cells if c["exercise"] == ex.id]
+    notes = []
     if len(own) > 1:
         notes.append(f"exercise {ex.id!r} appears in {len(own)} cells; all run in notebook "
                      "order, so the last definition counts")
-    banned = sorted({m for c in own for m in forbidden_in_source(c["source"], ex.forbid_imports)})
-    if banned:
-        message = (f"imports {', '.join(banned)}, which this exercise forbids "
-                   f"(forbidden: {', '.join(ex.forbid_imports)}); the exercise scores 0")
-        cases = [CaseGrade(c.name, c.hidden, "forbidden_import", 0.0, _case_max(plan, ex, c),
-                           message) for c in ex.cases]
-        return ExerciseGrade(ex.id, 0.0, max_score, "forbidden_import", message, cases, code_hash)
-    run = run_exercise(exercise_id=ex.id, function=ex.function, cells=cells,
-                       support=plan.support, cases=plan.inputs[ex.id],
-                       forbid=ex.forbid_imports, limits=plan.limits(ex))
     own_errors = [e["error"] for e in run.cell_errors if e["own"]]
     forbidden = sorted(set(run.forbidden))
     cases = []
@@ -241,6 +270,7 @@ def grade_exercise(plan: Plan, ex: Exercise, cells: list[dict]) -> ExerciseGrade
                    "the exercise scores 0")
         for c in cases:
             c.status, c.score, c.message = "forbidden_import", 0.0, message
+        notes.insert(0, message)
     score = sum(c.score for c in cases)
     statuses = {c.status for c in cases}
     if forbidden:
@@ -255,12 +285,10 @@ def grade_exercise(plan: Plan, ex: Exercise, cells: list[dict]) -> ExerciseGrade
         status = "crashed"
     else:
         status = "partial" if score > 0 else "failed"
-    if forbidden:
-        notes.insert(0, cases[0].message)
     if own_errors:
         notes.append("your exercise cell raised when run: " + own_errors[0].splitlines()[-1])
-    return ExerciseGrade(ex.id, score, max_score, status, "\n".join(notes), cases, code_hash,
-                         run.stdout, run.stderr, run.total_s, run.timed_out,
+    return ExerciseGrade(ex.id, score, plan.points[ex.id], status, "\n".join(notes), cases,
+                         _code_hash(own), run.stdout, run.stderr, run.total_s, run.timed_out,
                          all(c.status == "crashed" for c in cases), run.notes)
 
 
@@ -330,7 +358,7 @@ def grade_notebook(plan: Plan, path: Path, id_from: str = "filename") -> Submiss
         else:
             notes.append(f"cell {cell.index} is tagged with unknown exercise "
                          f"{cell.exercise_id!r}; ignored")
-    exercises = [grade_exercise(plan, ex, cells) for ex in plan.lab.exercises]
+    exercises = grade_exercises(plan, cells)
     for ex in exercises:
         if ex.message:
             notes.append(f"{ex.exercise}: {ex.message}")

@@ -1,21 +1,23 @@
 """Running untrusted exercise code in a separate, limited process (trusted side).
 
-:func:`run_exercise` starts ``python -I -B sandbox_child.py`` (see that module for
-what the child does and how it is isolated) with a scrubbed environment, a
-private temporary directory, no stdin after the payload, and three pipes back:
-stdout and stderr (read continuously, only the first bytes kept, so printing
-100 MB neither blocks nor costs memory) and a result pipe carrying one JSON line
-per event. The parent alone enforces the wall-clock limit (it kills the whole
-process group; when running as root the child's PID namespace dies with it).
+:func:`run_submission` starts one ``python -I -B sandbox_child.py`` per
+submission (see that module for how it is isolated and how each exercise gets its
+own forked, unprivileged child) with a scrubbed environment, a private temporary
+directory, the payload on stdin and then no stdin, and one result pipe carrying
+JSON lines: the supervisor's own (``Z``-tagged: ready, and the end of each
+exercise with its reason, exit status and the first bytes of its output) and the
+exercise children's, relayed under the tag of the exercise they were forked for.
+The parent enforces an overall wall-clock budget on top of the supervisor's
+per-exercise limits and kills the whole process group at the end; when running
+as root the sandbox's PID namespace dies with it.
 
-Nothing the child writes is trusted: result lines are parsed defensively, values
-are rebuilt by :mod:`autograder.codec`, and a case without a result line is
+Nothing the children write is trusted: result lines are parsed defensively,
+values are rebuilt by :mod:`autograder.codec`, and a case without a result line is
 "timeout" or "crashed", never "passed".
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
@@ -105,13 +107,15 @@ class _BoundedReader(threading.Thread):
 
 
 class _ResultReader(threading.Thread):
-    """Parse the child's result lines; note the moment it reports ready."""
+    """Parse the sandbox's result lines: ``Z<TAB>{...}`` from the supervisor,
+    ``<k><TAB>{...}`` relayed from exercise ``k``'s child."""
 
     def __init__(self, fd, limit):
         super().__init__(daemon=True)
         self.file = os.fdopen(fd, "rb")
         self.limit = limit
-        self.events: list[dict] = []
+        self.supervisor: list[dict] = []
+        self.exercise: dict[int, list[dict]] = {}
         self.bad_lines = 0
         self.overflow = False
         self.ready = threading.Event()
@@ -124,17 +128,22 @@ class _ResultReader(threading.Thread):
                 if seen > self.limit:
                     self.overflow = True
                     break
+                tag, _, body = line.partition(b"\t")
                 try:
-                    event = json.loads(line)
+                    event = json.loads(body)
                 except (ValueError, RecursionError):
                     self.bad_lines += 1
                     continue
                 if not isinstance(event, dict):
                     self.bad_lines += 1
-                    continue
-                self.events.append(event)
-                if event.get("event") == "ready":
-                    self.ready.set()
+                elif tag == b"Z":
+                    self.supervisor.append(event)
+                    if event.get("event") == "ready":
+                        self.ready.set()
+                elif tag.isdigit():
+                    self.exercise.setdefault(int(tag), []).append(event)
+                else:
+                    self.bad_lines += 1
         except (OSError, ValueError):
             pass
         finally:
@@ -165,17 +174,27 @@ def encode_cases(cases: list[tuple[tuple, dict]]) -> list:
     return [codec.encode((tuple(a), dict(k))) for a, k in cases]
 
 
-def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support: list[str],
-                 cases: list, forbid: tuple[str, ...] = (),
-                 limits: Limits = Limits()) -> SandboxRun:
-    """Run ``function`` on each case's inputs in a fresh sandbox.
+@dataclass(frozen=True)
+class Job:
+    """One exercise to run: call ``function`` on each case's inputs (``(args, kwargs)``
+    pairs or their :func:`encode_cases` form) within ``wall_s`` seconds."""
 
-    ``cases`` are ``(args, kwargs)`` pairs or their :func:`encode_cases` form.
+    exercise_id: str
+    function: str
+    cases: list
+    forbid: tuple[str, ...] = ()
+    wall_s: float = 10.0
+
+
+def run_submission(*, cells: list[dict], support: list[str], jobs: list[Job],
+                   limits: Limits = Limits()) -> list[SandboxRun]:
+    """Run every job for one submission in one sandbox (one child per job).
 
     ``cells`` are the submission's exercise cells in notebook order, each
-    ``{"index", "exercise", "source"}``; all of them run (a later exercise may call
-    an earlier one's function), but only this exercise's own cells and calls count
-    for forbidden imports, and other cells get ``limits.other_cell_s`` each.
+    ``{"index", "exercise", "source"}``; all of them run in every child (a later
+    exercise may call an earlier one's function), but only a job's own cells and
+    calls count for its forbidden imports, and other cells get
+    ``limits.other_cell_s`` each.
     """
     tmp = tempfile.mkdtemp(prefix="autograder-")
     os.chmod(tmp, 0o700)
@@ -183,16 +202,18 @@ def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support:
     os.mkdir(root)
     os.mkdir(work)
     files = {f"cell_{c['index']:03d}_{c['exercise']}.py"[:120]: c["source"] for c in cells}
+    all_forbidden = {m for job in jobs for m in job.forbid}
     payload = {
-        "exercise": exercise_id, "function": function, "cells": cells, "support": support,
-        "cases": [c if isinstance(c, dict) else codec.encode((tuple(c[0]), dict(c[1])))
-                  for c in cases],
-        "forbid": sorted(set(forbid)), "unavailable": [m for m in UNAVAILABLE if m not in forbid],
-        "preload": [m for m in PRELOAD if m not in forbid], "hide": [str(PROJECT_ROOT)],
-        "hide_packages": list(UNAVAILABLE),
-        "root": root, "workdir": work, "files": files,
-        "cpu_s": limits.cpu_s or limits.wall_s, "memory_mb": limits.memory_mb,
+        "jobs": [{"exercise": j.exercise_id, "function": j.function, "forbid": sorted(j.forbid),
+                  "wall_s": j.wall_s,
+                  "cases": [c if isinstance(c, dict) else codec.encode((tuple(c[0]), dict(c[1])))
+                            for c in j.cases]} for j in jobs],
+        "cells": cells, "support": support,
+        "unavailable": list(UNAVAILABLE), "hide_packages": list(UNAVAILABLE),
+        "preload": [m for m in PRELOAD if m not in all_forbidden], "hide": [str(PROJECT_ROOT)],
+        "root": root, "workdir": work, "files": files, "memory_mb": limits.memory_mb,
         "file_mb": limits.file_mb, "nproc": limits.nproc, "other_cell_s": limits.other_cell_s,
+        "output_bytes": limits.output_bytes, "result_bytes": limits.result_bytes,
     }
     data = json.dumps(payload, allow_nan=False).encode()
     read_fd, write_fd = os.pipe()
@@ -204,14 +225,9 @@ def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support:
             pass_fds=(write_fd,), env=sandbox_env(work), cwd=work, start_new_session=True)
     finally:
         os.close(write_fd)
-    for pipe in (proc.stdout, proc.stderr):  # bigger pipes: a flood of output drains faster
-        try:
-            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
-        except OSError:
-            pass
     out = _BoundedReader(proc.stdout, limits.output_bytes)
     err = _BoundedReader(proc.stderr, limits.output_bytes)
-    results = _ResultReader(read_fd, limits.result_bytes)
+    results = _ResultReader(read_fd, limits.result_bytes * max(1, len(jobs)))
     for thread in (out, err, results):
         thread.start()
     try:
@@ -219,25 +235,67 @@ def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support:
         proc.stdin.close()
     except (BrokenPipeError, OSError):
         pass
-    timed_out = False
+    budget = sum(j.wall_s + 2.0 for j in jobs) + 2.0   # the supervisor enforces each wall_s
+    killed = False
     try:
         results.ready.wait(limits.startup_s)
         ready_at = time.perf_counter()
         try:
-            proc.wait(timeout=max(0.0, limits.wall_s - (time.perf_counter() - ready_at)))
+            proc.wait(timeout=budget)
         except subprocess.TimeoutExpired:
-            timed_out = True
+            killed = True
     finally:
         _kill(proc)
         proc.wait()
         for thread in (out, err, results):
             thread.join(timeout=2.0)
         shutil.rmtree(tmp, ignore_errors=True)
-    run = SandboxRun(outcomes=[], stdout=out.text(), stderr=err.text(), timed_out=timed_out,
-                     exit_code=proc.returncode, total_s=time.perf_counter() - started)
-    run.startup_s = ready_at - started if results.ready.is_set() else run.total_s
-    _collect(run, results, len(cases), exercise_id, limits)
-    return run
+    total = time.perf_counter() - started
+    startup = ready_at - started if any(e.get("event") == "ready" for e in results.supervisor) \
+        else total
+    notes = []
+    for event in results.supervisor:
+        if event.get("event") == "ready" and isinstance(event.get("notes"), list):
+            notes += [str(n)[:500] for n in event["notes"][:5]]
+    if results.bad_lines:
+        notes.append(f"{results.bad_lines} unreadable line(s) on the result pipe ignored")
+    if results.overflow:
+        notes.append("the sandbox sent too much; the rest was ignored")
+    ends = {e.get("exercise"): e for e in results.supervisor if e.get("event") == "end"}
+    runs = []
+    for k, job in enumerate(jobs):
+        end = ends.get(k)
+        run = SandboxRun(outcomes=[], stderr=err.text(), notes=list(notes),
+                         exit_code=proc.returncode, startup_s=startup, total_s=total)
+        if end is not None:
+            run.stdout = str(end.get("output", ""))[: limits.output_bytes]
+            dropped = end.get("output_total", 0)
+            if type(dropped) is int and dropped > len(run.stdout.encode()):
+                run.stdout += f"\n... [{dropped - len(run.stdout.encode())} more bytes not kept]"
+            run.timed_out = end.get("reason") == "timeout"
+            status = end.get("status")
+            run.exit_code = status if type(status) is int else None
+            seconds = end.get("seconds")
+            run.total_s = float(seconds) if type(seconds) in (int, float) else 0.0
+            cpu = end.get("reason") == "cpu"
+        else:
+            run.timed_out = killed
+            cpu = False
+            if not killed:
+                run.notes.append("the sandbox ended before running this exercise: "
+                                 + (err.text().strip().splitlines() or ["no message"])[-1])
+        _collect(run, results.exercise.get(k, []), len(job.cases), job.exercise_id,
+                 job.wall_s, cpu)
+        runs.append(run)
+    return runs
+
+
+def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support: list[str],
+                 cases: list, forbid: tuple[str, ...] = (),
+                 limits: Limits = Limits()) -> SandboxRun:
+    """Run one exercise in its own sandbox (see :func:`run_submission`)."""
+    job = Job(exercise_id, function, cases, tuple(forbid), limits.wall_s)
+    return run_submission(cells=cells, support=support, jobs=[job], limits=limits)[0]
 
 
 def _describe_exit(code: int | None) -> str:
@@ -245,20 +303,16 @@ def _describe_exit(code: int | None) -> str:
         return "did not exit"
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
-        if -code == signal.SIGXCPU:
-            return "was stopped by the CPU-time limit (SIGXCPU)"
         return f"was killed by signal {name}"
     return f"exited with status {code}"
 
 
-def _collect(run: SandboxRun, results: _ResultReader, n_cases: int, exercise_id: str,
-             limits: Limits) -> None:
+def _collect(run: SandboxRun, events: list[dict], n_cases: int, exercise_id: str,
+             wall_s: float, cpu_killed: bool) -> None:
     by_case: dict[int, CaseOutcome] = {}
-    for event in results.events:
+    for event in events:
         kind = event.get("event")
-        if kind == "ready" and isinstance(event.get("notes"), list):
-            run.notes.extend(str(n)[:500] for n in event["notes"][:5])
-        elif kind == "cell":
+        if kind == "cell":
             run.cell_errors.append({"index": event.get("index"), "own": bool(event.get("own")),
                                     "exercise": str(event.get("exercise"))[:100],
                                     "error": str(event.get("error"))[:4000]})
@@ -269,11 +323,6 @@ def _collect(run: SandboxRun, results: _ResultReader, n_cases: int, exercise_id:
             if type(i) is not int or not 0 <= i < n_cases or i in by_case:
                 continue
             by_case[i] = _case_outcome(event)
-    if results.bad_lines:
-        run.notes.append(f"{results.bad_lines} unreadable line(s) on the result pipe ignored")
-    if results.overflow:
-        run.notes.append(f"results over {limits.result_bytes} bytes; the rest was ignored")
-    cpu_killed = run.exit_code == -signal.SIGXCPU
     for i in range(n_cases):
         if i in by_case:
             run.outcomes.append(by_case[i])
@@ -281,11 +330,11 @@ def _collect(run: SandboxRun, results: _ResultReader, n_cases: int, exercise_id:
             limit = "CPU-time" if cpu_killed else "wall-clock"
             run.outcomes.append(CaseOutcome(
                 "timeout", message=f"no result within the {limit} limit of "
-                                   f"{limits.wall_s:g} s for this exercise's cases"))
+                                   f"{wall_s:g} s for this exercise's cases"))
         else:
             run.outcomes.append(CaseOutcome(
-                "crashed", message=f"the sandbox {_describe_exit(run.exit_code)} before "
-                                   "returning a result for this case"))
+                "crashed", message=f"the exercise's process {_describe_exit(run.exit_code)} "
+                                   "before returning a result for this case"))
 
 
 def _case_outcome(event: dict) -> CaseOutcome:

@@ -1,4 +1,4 @@
-"""The sandbox child: runs one submission's exercise code for one exercise.
+"""The sandbox: runs one submission's exercise code, one forked child per exercise.
 
 Started by :mod:`autograder.sandbox` as ``python -I -B sandbox_child.py FD``.
 It uses only the standard library, numpy and :mod:`codec` (loaded from this
@@ -7,20 +7,26 @@ file's directory by path, before anything untrusted runs). Steps:
 1. Read the whole payload (JSON) from stdin, then point stdin at ``/dev/null``.
 2. Import what the untrusted code will need while the project is still visible.
 3. Isolate, when running as root: new mount, PID, network, IPC and UTS
-   namespaces; fork so the untrusted code runs as PID 1 of the new PID namespace
-   (when it dies, the kernel kills every process it left behind: no fork bomb or
-   daemon outlives the grade); a fresh tmpfs root holding only the interpreter's
-   standard library, site-packages and system libraries (read-only), three device
-   files and an empty ``/sandbox`` working directory with the code; ``chroot``
-   into it. The project, the spec, the reference engines, the gradebook and the
-   other submissions are simply not in that file system. Without root (or where
-   namespaces are refused) these steps are skipped and a note says so.
-4. Set resource limits (CPU time, address space, file size, open files,
-   processes, no core dumps), then drop to ``nobody`` (uid/gid 65534) and set
-   ``no_new_privs``.
-5. Install the import guard, execute the support code, then the submission's
-   exercise cells in notebook order, then call the function on each case's
-   inputs, writing one JSON line per result to the result pipe ``FD``.
+   namespaces; fork a *supervisor* that is PID 1 of the new PID namespace (when
+   it dies, the kernel kills every process left in it: no fork bomb or daemon
+   outlives the grade); a fresh tmpfs root holding only the interpreter's
+   standard library, site-packages and system libraries (read-only, the course's
+   own packages masked), three device files and an empty ``/sandbox`` working
+   directory with the code; ``chroot`` into it. The project, the spec, the
+   reference engines, the gradebook and the other submissions are simply not in
+   that file system. Without root (or where namespaces are refused) these steps
+   are skipped and a note says so.
+4. The supervisor (trusted code only, still root) sets the shared limits
+   (address space, file size, open files, no core dumps), then for each exercise
+   forks a child that closes every descriptor but its own two pipes, sets its
+   CPU-time and process-count limits, drops to ``nobody`` (uid/gid 65534) with
+   ``no_new_privs``, installs the import guard, runs the support code, the
+   submission's exercise cells in notebook order, and the exercise's function on
+   each case's inputs, writing one JSON line per result. The supervisor relays
+   those lines to the grader, tagged with the exercise it forked the child for
+   (a child cannot speak for another exercise), keeps the first bytes of its
+   output, enforces the exercise's wall-clock limit, and afterwards kills every
+   process left in the namespace before the next exercise starts.
 
 The child never receives an expected value. Whatever it writes is *data*: the
 trusted parent decodes it with :mod:`codec` (plain values only) and decides pass
@@ -50,17 +56,16 @@ def _read_all(fd):
 
 
 class _Channel:
-    """One JSON object per line on the result pipe, written whole with os.write."""
+    """One JSON object per line, written whole with os.write (``tag`` first, if any)."""
 
-    def __init__(self, fd, json_module):
-        self.fd, self.json = fd, json_module
+    def __init__(self, fd, json_module, tag=b""):
+        self.fd, self.json, self.tag = fd, json_module, tag
 
     def send(self, **event):
-        data = (self.json.dumps(event, allow_nan=False, separators=(",", ":")) + "\n").encode()
-        view = memoryview(data)
+        line = self.json.dumps(event, allow_nan=False, separators=(",", ":"))
+        view = memoryview(self.tag + line.encode() + b"\n")
         while view:
-            n = os.write(self.fd, view)
-            view = view[n:]
+            view = view[os.write(self.fd, view):]
 
 
 def _libc():
@@ -163,34 +168,44 @@ def _isolate(payload, notes):
     os.chroot(root)
     os.chdir("/sandbox")
     notes.append("isolated: mount/PID/network namespaces, fresh root with only the Python "
-                 "runtime, uid nobody")
+                 "runtime, exercise code runs as uid nobody")
     return "/sandbox"
 
 
-def _limits(payload):
+def _shared_limits(payload):
+    """Limits every exercise child inherits from the supervisor."""
     import resource
     import signal
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-size write fails with EFBIG
-    cpu_used = sum(os.times()[:2])
-    cpu = int(cpu_used + payload["cpu_s"]) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     memory = payload["memory_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     size = payload["file_mb"] * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if os.geteuid() == 0:  # RLIMIT_NPROC counts the user's processes; only sane for nobody
+
+
+def _enter_child(payload, job, keep_fds, in_own_pid_namespace):
+    """In a freshly forked exercise child: cut it off, limit it, drop privileges."""
+    import resource
+
+    for fd in range(3, 64):
+        if fd not in keep_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    if not in_own_pid_namespace:
+        os.setpgid(0, 0)  # so the supervisor can kill this child's whole group
+    cpu = int(job["wall_s"]) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    if os.geteuid() == 0:
+        # RLIMIT_NPROC counts all processes of a user: set it only for nobody
         resource.setrlimit(resource.RLIMIT_NPROC, (payload["nproc"], payload["nproc"]))
-
-
-def _drop_privileges():
-    if os.geteuid() != 0:
-        return
-    os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
     call = _libc()
     call("prctl", PR_SET_PDEATHSIG, 9, 0, 0, 0)  # cleared by the uid change; set again
     call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -262,14 +277,14 @@ def _error_text(exc, traceback_module, limit=6):
     return "".join(lines).strip()[-4000:]
 
 
-def _run(payload, channel, codec):
+def _run(payload, job, channel, codec):
     import builtins
     import linecache
     import signal
     import time
     import traceback
 
-    guard = _Guard(payload["forbid"], payload["unavailable"], channel)
+    guard = _Guard(job["forbid"], payload["unavailable"], channel)
     guard.install()
     pristine_builtins = dict(builtins.__dict__)  # put back after each call: encoding needs them
     namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -281,10 +296,10 @@ def _run(payload, channel, codec):
     cells = [("support", -1, src) for src in payload["support"]]
     cells += [(c["exercise"], c["index"], c["source"]) for c in payload["cells"]]
     for exercise_id, index, source in cells:
-        own = exercise_id == payload["exercise"]
+        own = exercise_id == job["exercise"]
         filename = f"<cell {index}: {exercise_id}>" if index >= 0 else "<cell support>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        guard.owner = payload["exercise"] if own else ""
+        guard.owner = job["exercise"] if own else ""
         if not own:
             signal.setitimer(signal.ITIMER_REAL, payload["other_cell_s"])
         try:
@@ -295,12 +310,12 @@ def _run(payload, channel, codec):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             guard.owner = ""
-    function = namespace.get(payload["function"])
-    guard.owner = payload["exercise"]
-    for i, encoded in enumerate(payload["cases"]):
+    function = namespace.get(job["function"])
+    guard.owner = job["exercise"]
+    for i, encoded in enumerate(job["cases"]):
         if not callable(function):
             channel.send(event="case", i=i, status="missing",
-                         error=f"no function named {payload['function']!r} is defined")
+                         error=f"no function named {job['function']!r} is defined")
             continue
         start = time.perf_counter()
         try:
@@ -328,6 +343,119 @@ def _run(payload, channel, codec):
     channel.send(event="done")
 
 
+class _Relay:
+    """Supervisor side of one exercise child: its result lines, tagged, to the grader;
+    its output, the first bytes kept."""
+
+    def __init__(self, tag, out_fd, result_limit, output_limit):
+        self.tag, self.out_fd = tag, out_fd
+        self.result_limit, self.output_limit = result_limit, output_limit
+        self.pending, self.result_bytes, self.overflow = b"", 0, False
+        self.output, self.output_total = bytearray(), 0
+
+    def _write(self, data):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.out_fd, view):]
+
+    def results(self, chunk):
+        self.result_bytes += len(chunk)
+        if self.result_bytes > self.result_limit:
+            self.overflow = True
+            return
+        lines = (self.pending + chunk).split(b"\n")
+        self.pending = lines.pop()
+        if lines:
+            self._write(b"".join(self.tag + line + b"\n" for line in lines))
+
+    def printed(self, chunk):
+        self.output_total += len(chunk)
+        room = self.output_limit - len(self.output)
+        if room > 0:
+            self.output += chunk[:room]
+
+
+def _supervise(payload, k, job, channel, codec, in_own_pid_namespace):
+    """Fork the child for exercise ``k``, relay it, time it, then clear the namespace."""
+    import fcntl
+    import selectors
+    import signal
+    import time
+
+    result_r, result_w = os.pipe()
+    output_r, output_w = os.pipe()
+    try:  # a bigger pipe: a flood of printing drains in fewer, larger reads
+        fcntl.fcntl(output_r, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        pass
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(output_w, 1)
+            os.dup2(output_w, 2)
+            _enter_child(payload, job, {result_w}, in_own_pid_namespace)
+            _run(payload, job, _Channel(result_w, channel.json), codec)
+            sys.stdout.flush()
+        finally:
+            os._exit(0)
+    os.close(result_w)
+    os.close(output_w)
+    relay = _Relay(f"{k}\t".encode(), channel.fd, payload["result_bytes"],
+                   payload["output_bytes"])
+    selector = selectors.DefaultSelector()
+    selector.register(result_r, selectors.EVENT_READ, relay.results)
+    selector.register(output_r, selectors.EVENT_READ, relay.printed)
+    deadline = start + job["wall_s"]
+    reason, status = "timeout", None
+
+    def pump(timeout):
+        for key, _ in selector.select(timeout):
+            chunk = os.read(key.fd, 1 << 20)
+            if chunk:
+                key.data(chunk)
+            else:
+                selector.unregister(key.fd)
+
+    while time.monotonic() < deadline:
+        pump(min(0.05, max(0.0, deadline - time.monotonic())))
+        done, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            reason, status = "exit", os.waitstatus_to_exitcode(wait_status)
+            break
+    seconds = time.monotonic() - start
+    while True:  # kill what is left (again, in case something forked meanwhile) and reap it
+        try:
+            if in_own_pid_namespace:
+                os.kill(-1, signal.SIGKILL)  # every process in the namespace but this one
+            else:
+                os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            reaped, wait_status = os.waitpid(-1 if in_own_pid_namespace else pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if reaped == 0:
+            time.sleep(0.002)
+            continue
+        if reaped == pid and status is None:
+            status = os.waitstatus_to_exitcode(wait_status)
+        if reaped == pid and not in_own_pid_namespace:
+            break
+    drain_until = time.monotonic() + 2.0
+    while selector.get_map() and time.monotonic() < drain_until:  # writers gone: read to EOF
+        pump(0.1)
+    selector.close()
+    for fd in (result_r, output_r):
+        os.close(fd)
+    if status is not None and status < 0 and -status == signal.SIGXCPU:
+        reason = "cpu"
+    channel.send(event="end", exercise=k, reason=reason, status=status, seconds=seconds,
+                 output=bytes(relay.output).decode("utf-8", "replace"),
+                 output_total=relay.output_total, overflow=relay.overflow)
+
+
 def main():
     result_fd = int(sys.argv[1])
     payload_bytes = _read_all(0)
@@ -342,12 +470,14 @@ def main():
 
     payload = json.loads(payload_bytes)
     payload["_result_fd"] = result_fd
-    channel = _Channel(result_fd, json)
     for name in payload["preload"]:
         try:
             __import__(name)
         except ImportError:
             pass
+    for name in ("selectors", "linecache", "traceback", "resource", "signal", "time", "ctypes",
+                 "fcntl"):
+        __import__(name)
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()
                         and "editable" not in getattr(f, "__module__", "").lower()]
     sys.path[:] = [p for p in sys.path
@@ -359,11 +489,16 @@ def main():
     for name, source in payload["files"].items():
         with open(os.path.join(workdir, name), "w", encoding="utf-8") as fh:
             fh.write(source)
-    _limits(payload)
-    _drop_privileges()
-    channel.send(event="ready", notes=notes, uid=os.geteuid(), cwd=os.getcwd())
-    _run(payload, channel, codec)
-    sys.stdout.flush()
+    if os.geteuid() == 0 and workdir != "/sandbox":
+        for name in os.listdir(workdir):
+            os.chown(os.path.join(workdir, name), NOBODY, NOBODY)
+    _shared_limits(payload)
+    in_own_pid_namespace = os.getpid() == 1
+    supervisor = _Channel(result_fd, json, tag=b"Z\t")
+    supervisor.send(event="ready", notes=notes, cwd=os.getcwd())
+    for k, job in enumerate(payload["jobs"]):
+        _supervise(payload, k, job, supervisor, codec, in_own_pid_namespace)
+    supervisor.send(event="done")
     os._exit(0)
 
 
