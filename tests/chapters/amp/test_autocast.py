@@ -21,6 +21,7 @@ from chapters.amp.autocast import (
     register_op_policy,
     unregister_op_policy,
 )
+from chapters.amp.formats import sum_repeatedly
 from chapters.autodiff import dispatch
 from chapters.torchcheck import assert_close, available_devices, to_numpy
 
@@ -344,3 +345,20 @@ def test_torch_autocast_leaves_an_unknown_custom_op_in_its_input_dtype():
         assert scaled_tanh(x).dtype == torch.float32          # float32 in, float32 out
         assert scaled_tanh(x @ x).dtype == torch.bfloat16    # bfloat16 in, bfloat16 out
     assert to_numpy(scaled_tanh(x)).dtype == np.float32
+
+
+@pytest.mark.parametrize("low", list(LOW))
+def test_low_precision_matmul_and_sum_accumulate_in_float32_like_torch(low):
+    """A 1000-term dot product of 0.01s: an accumulator in the low dtype would
+    drift (9.953125 in float16, see formats.sum_repeatedly); engine and torch
+    both accumulate in float32 and round once."""
+    a = np.full((1, 1000), 0.01, np.float32)
+    b = np.ones((1000, 1), np.float32)
+    results = {}
+    for lib in LIBS:
+        x, y = make(lib, a, low), make(lib, b, low)
+        results[lib] = (x @ y, x.sum())
+    for ours, theirs in zip(results["engine"], results["torch"], strict=True):
+        assert_close(ours, theirs, rtol=0, atol=0, what=f"{low} accumulation")
+        assert float(to_numpy(ours).astype(np.float32).ravel()[0]) == 10.0
+    assert sum_repeatedly(0.01, 1000, low, low) != 10.0
