@@ -62,6 +62,22 @@ BUGGY = {
     return {"loss": float(np.mean([p[0] for p in parts])),
             "grad": np.mean([p[1] for p in parts], axis=0)}
 '''),
+    "lab3_distributed": ("assign_buckets", '''
+    open_buckets, used_limits, done = {}, {}, []
+    for index, (numel, dtype) in enumerate(zip(numels, dtypes, strict=True)):
+        members, size = open_buckets.get(dtype, ([], 0))
+        members, size = members + [index], size + numel * ELEMENT_BYTES[dtype]
+        limit = first_bucket_cap_bytes if used_limits.get(dtype, 0) == 0 else bucket_cap_bytes
+        if size > limit:                   # off by one: a bucket filled exactly stays open
+            done.append(members)
+            used_limits[dtype] = used_limits.get(dtype, 0) + 1
+            open_buckets.pop(dtype, None)
+        else:
+            open_buckets[dtype] = (members, size)
+    done += [members for members, _ in open_buckets.values()]
+    done.sort(key=min)
+    return done[::-1]
+'''),
     "lab4_amp": ("update_scale", '''
     scale = np.float32(scale)
     if found_inf:
