@@ -14,16 +14,21 @@ inf checks and unscaling.
 
 from __future__ import annotations
 
-import argparse
-import time
+import os
 
-import numpy as np
-import torch
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, as torch below: a fair ratio
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import chapters.autodiff.functional as F
-from chapters.amp.autocast import autocast
-from chapters.amp.scaler import GradScaler
-from chapters.autodiff import nn, optim, tensor
+import argparse  # noqa: E402  (after the thread settings, which numpy reads at import)
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import chapters.autodiff.functional as F  # noqa: E402
+from chapters.amp.autocast import autocast  # noqa: E402
+from chapters.amp.scaler import GradScaler  # noqa: E402
+from chapters.autodiff import nn, optim, tensor  # noqa: E402
 
 
 def interleaved_medians(steps: dict, rounds: int) -> dict[str, float]:
@@ -91,7 +96,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"MLP 64-{args.width}-{args.width}-10, batch {args.batch}, median of {args.steps} "
-          "steps, torch on 1 thread")
+          "interleaved steps; numpy BLAS and torch on 1 thread each")
     configs = {"plain": (False, False), "autocast": (True, False), "scaler": (False, True),
                "autocast + scaler": (True, True)}
     for dtype in ("bfloat16", "float16"):

@@ -132,7 +132,8 @@ class autocast:
 
     ``dtype`` defaults to float16 on cuda and bfloat16 on cpu (torch's
     defaults). Accepts an engine dtype, a torch dtype, or a name ("bfloat16",
-    "half"). Nests: an inner region
+    "half"). ``cache_enabled`` is accepted for torch's signature and has no
+    effect (there is no weight-cast cache, see the module docstring). Nests: an inner region
     (also ``enabled=False``) restores the outer one on exit. Usable as a
     decorator."""
 
@@ -152,7 +153,8 @@ class autocast:
         self._previous = None
 
     # the hook ----------------------------------------------------------
-    def __call_hook__(self, op_name: str, args: tuple) -> tuple:
+    def hook(self, op_name: str, args: tuple) -> tuple:
+        """What the dispatcher calls before each public op: the cast arguments."""
         policy = get_policy(self.device_type, op_name)
         if policy is None:
             return args
@@ -184,7 +186,7 @@ class autocast:
     # the context -------------------------------------------------------
     def __enter__(self):
         self._previous = dispatch.get_autocast_hook()
-        dispatch.set_autocast_hook(self.__call_hook__ if self.enabled else None)
+        dispatch.set_autocast_hook(self.hook if self.enabled else None)
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -204,4 +206,4 @@ class autocast:
 def is_autocast_enabled() -> bool:
     """Whether an engine autocast region is active."""
     hook = dispatch.get_autocast_hook()
-    return getattr(hook, "__self__", None).__class__ is autocast if hook else False
+    return isinstance(getattr(hook, "__self__", None), autocast)

@@ -163,7 +163,7 @@ def hook_dtypes(name, arrays, pattern, low) -> set[str]:
     seen = []
     with autocast("cpu", dtype=low) as region:
         def recording_hook(op, args):
-            out = region.__call_hook__(op, args)
+            out = region.hook(op, args)
             if op == name:
                 seen.append({dtype_name(a) for a in _tensors(out) if a.dtype != ad.int64})
             return out
