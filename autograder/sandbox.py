@@ -74,8 +74,8 @@ class SandboxRun:
     forbidden: list[str] = field(default_factory=list)
     timed_out: bool = False
     exit_code: int | None = None
-    startup_s: float = 0.0
-    total_s: float = 0.0
+    startup_s: float = 0.0          # spawn until the sandbox was ready (shared by its exercises)
+    total_s: float = 0.0            # this exercise's child, fork to exit
 
 
 class _BoundedReader(threading.Thread):
