@@ -57,3 +57,4 @@ def lab_page(chromium, jupyterlab):
     page = context.new_page()
     yield page
     context.close()
+    jupyterlab.shutdown_kernels()

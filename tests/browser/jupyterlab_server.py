@@ -43,6 +43,18 @@ class LabServer:
         with a fresh workspace and the login token."""
         return f"{self.base_url}/lab/tree/{path}?reset&token={self.token}"
 
+    def _api(self, method: str, path: str):
+        request = urllib.request.Request(f"{self.base_url}/api/{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        """End every session (and its kernel), so notebooks do not pile up kernels."""
+        for session in self._api("GET", "sessions"):
+            self._api("DELETE", f"sessions/{session['id']}")
+
     def log_tail(self, n: int = 40) -> str:
         lines = self.log_path.read_text(errors="replace").splitlines()
         return "\n".join(lines[-n:])
