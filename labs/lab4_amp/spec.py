@@ -3,10 +3,10 @@
 References run in the trusted grading process and come from PyTorch itself:
 the float16 cast, ``torch._amp_foreach_non_finite_check_and_unscale_`` and
 ``torch._amp_update_scale_`` (the kernels behind ``torch.amp.GradScaler``),
-``torch.optim.SGD``. The autocast reference is the rule over
-:data:`AUTOCAST_POLICY` below; ``tests/labs/test_lab4_autocast.py`` checks it
-against real ``torch.autocast`` for every case (on CPU, and on CUDA where
-there is a GPU).
+``torch.optim.SGD``. The autocast reference applies torch's casting rule to the
+chapter engine's policy tables (:mod:`chapters.amp.policies`);
+``tests/labs/test_lab4_autocast.py`` checks it against real ``torch.autocast``
+for every case (on CPU, and on CUDA where there is a GPU).
 """
 
 from __future__ import annotations
@@ -17,27 +17,11 @@ import numpy as np
 import torch
 
 from autograder.spec import Case, Exercise, LabSpec
+from chapters.amp.policies import FLOAT32, LOWER, PROMOTE, policy_of
 
 FP16_SMALLEST_NORMAL = 2.0 ** -14
 
-AUTOCAST_POLICY = {
-    "cuda": {
-        "lower_precision": {"matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv1d",
-                            "conv2d", "conv3d", "prelu"},
-        "float32": {"softmax", "log_softmax", "exp", "log", "sum", "cumsum", "prod", "pow",
-                    "layer_norm", "group_norm", "mse_loss", "l1_loss", "nll_loss",
-                    "cross_entropy", "binary_cross_entropy_with_logits"},
-        "promote": {"cat", "stack", "addcmul", "addcdiv", "index_copy"},
-    },
-    "cpu": {
-        "lower_precision": {"matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "conv1d",
-                            "conv2d", "conv3d", "prelu"},
-        "float32": {"prod", "mse_loss", "l1_loss", "nll_loss", "cross_entropy",
-                    "binary_cross_entropy_with_logits"},
-        "promote": {"cat", "stack", "index_copy"},
-    },
-}
-"""The trusted copy of the support cell's table (a test keeps the two equal)."""
+
 
 # ------------------------------------------------------------------ references
 
@@ -111,12 +95,12 @@ def _promote(dtypes):
 
 
 def ref_autocast_dtype(op, input_dtypes, device_type="cuda", dtype="float16"):
-    policy = AUTOCAST_POLICY[device_type]
-    if op in policy["lower_precision"]:
+    policy = policy_of(device_type, op)
+    if policy == LOWER:
         target = dtype
-    elif op in policy["float32"]:
+    elif policy == FLOAT32:
         target = "float32"
-    elif op in policy["promote"]:
+    elif policy == PROMOTE:
         target = _promote([dtype] + [d for d in input_dtypes if d in _ELIGIBLE])
     else:
         return _promote(list(input_dtypes))
@@ -224,7 +208,7 @@ AUTOCAST = (
     Case("softmax_on_cuda", ("softmax", ["float16"])),
     Case("softmax_on_cpu", ("softmax", ["float16"]), {"device_type": "cpu"}),
     Case("relu_is_not_listed", ("relu", ["float32"])),
-    Case("cat_promotes", ("cat", ["float16", "float32"])),
+    Case("cat_promotes", ("cat", ["float16", "float32"]), {"device_type": "cpu"}),
     Case("linear_bfloat16", ("linear", ["float32", "float32", "float32"]),
          {"dtype": "bfloat16"}, hidden=True),
     Case("float64_is_never_cast", ("mm", ["float64", "float64"]), hidden=True),
@@ -235,6 +219,10 @@ AUTOCAST = (
     Case("cat_all_half_stays_half", ("cat", ["float16", "float16"]), {"device_type": "cpu"},
          hidden=True),
     Case("exp_of_half_on_cuda", ("exp", ["float16"]), hidden=True),
+    Case("addcmul_promotes_on_cuda", ("addcmul", ["float32", "float16", "float16"]),
+         hidden=True),
+    Case("layer_norm_bfloat16_on_cuda", ("layer_norm", ["bfloat16"]), {"dtype": "bfloat16"},
+         hidden=True),
     Case("mm_mixed_inputs_cpu", ("mm", ["float32", "float16"]), {"device_type": "cpu"},
          hidden=True),
 )
