@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from .recipe import LoopConfig, batch_for, torch_model
 
-_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
-
 
 def sync_gradients(params, world_size: int) -> None:
     """The source loop's ``dist.all_reduce(model.parameters().grad)``, fixed."""
@@ -30,16 +28,17 @@ def train(group, config: LoopConfig, data, device: str = "cpu") -> dict:
     model = (DistributedDataParallel(net) if config.sync == "ddp" and group.world_size > 1
              else net)
     optimizer = torch.optim.SGD(params, lr=config.lr)
-    scaler = torch.amp.GradScaler(device.split(":")[0], init_scale=config.init_scale,
+    device_type = device.split(":")[0]
+    scaler = torch.amp.GradScaler(device_type, init_scale=config.init_scale,
                                   growth_interval=config.growth_interval, enabled=config.mixed)
-    amp_dtype = getattr(torch, _DTYPES.get(config.amp_dtype, "float32"))
+    amp_dtype = getattr(torch, config.amp_dtype)
     losses, scales, skipped = [], [], []
     for step in range(config.steps):
         xb, yb = batch_for(config, data, step, group.rank, group.world_size)
         x, y = torch.from_numpy(xb).to(device), torch.from_numpy(yb).to(device)
         scale = scaler.get_scale() if config.mixed else 1.0
         scales.append(scale)
-        with torch.autocast(device.split(":")[0], dtype=amp_dtype, enabled=config.mixed):
+        with torch.autocast(device_type, dtype=amp_dtype, enabled=config.mixed):
             loss = torch.nn.functional.cross_entropy(model(x), y)
         scaler.scale(loss).backward()
         if config.sync == "manual":
