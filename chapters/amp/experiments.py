@@ -134,7 +134,7 @@ def train(recipe: str, steps: int = 120, lr: float = 0.5, batch_size: int = 128,
         scale = {"amp": scaler.get_scale(), "float16 static scale": static_scale}.get(recipe, 1.0)
         result.scales.append(scale)
         if recipe == "amp":
-            with np.errstate(over="ignore"):  # overflow is expected; the scaler detects it
+            with np.errstate(over="ignore", invalid="ignore"):  # expected; the scaler detects it
                 scaler.scale(loss).backward()
         else:
             (loss * scale if scale != 1.0 else loss).backward()

@@ -135,13 +135,19 @@ def test_underflow_fractions_order_the_recipes(runs):
     assert mean["amp"] < 0.01
 
 
-def test_dynamic_scale_backs_off_on_overflow_and_grows_back(runs):
-    amp = runs["amp"]
-    assert amp.skipped_steps, "the default run should overflow at least once"
-    for step in amp.skipped_steps:
-        if step + 1 < len(amp.scales):
+def test_dynamic_scale_backs_off_on_overflow_and_grows_back():
+    """Start far too high (2**40: scaled gradients overflow float16): the scaler
+    skips and halves until the gradients fit, then grows every growth_interval."""
+    amp = train("amp", steps=40, init_scale=2.0**40, growth_interval=5, probe_every=40)
+    assert amp.skipped_steps[:2] == [0, 1]
+    for step in range(len(amp.scales) - 1):
+        if step in amp.skipped_steps:
             assert amp.scales[step + 1] == amp.scales[step] / 2
-    assert max(amp.scales) > amp.scales[0] / 2 ** len(amp.skipped_steps)
+        else:
+            assert amp.scales[step + 1] in (amp.scales[step], amp.scales[step] * 2)
+    lowest = min(amp.scales)
+    assert max(amp.scales[amp.scales.index(lowest):]) > lowest   # it grew back
+    assert np.isfinite(amp.train_loss)
 
 
 def test_unknown_recipe_is_an_error():
