@@ -49,3 +49,15 @@ def test_source_solution_passes_case(lab_id, exercise_id, case_name):
                                            **copy.deepcopy(case.kwargs))
     ok, message = compare(ex, expected, got)
     assert ok, message
+
+
+@pytest.mark.parametrize("lab_id", LAB_IDS)
+def test_readme_lists_every_exercise_with_its_points(lab_id):
+    lab = load_lab(lab_id)
+    readme = (lab.source.parent / "README.md").read_text()
+    points = exercise_points(read_notebook(lab.source))
+    for ex in lab.exercises:
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{ex.id}` |"))
+        cells = [c.strip() for c in row.split("|")]
+        assert cells[2] == f"`{ex.function}`" and float(cells[3]) == points[ex.id]
+        assert cells[4] == f"{len(ex.public_cases)} / {len(ex.hidden_cases)}"
