@@ -122,12 +122,13 @@ def inputs(count: int, seed: int = 0) -> list[np.ndarray]:
     return [rng.uniform(0.5, 2.0, (4, 4)).astype(np.float32) for _ in range(count)]
 
 
-def make(lib: str, array: np.ndarray, dtype_name: str, requires_grad=False):
-    """The array as an engine or torch tensor of ``dtype_name`` (a leaf)."""
+def make(lib: str, array: np.ndarray, dtype_name: str, requires_grad=False, device="cpu"):
+    """The array as an engine or torch tensor of ``dtype_name`` (a leaf); torch
+    tensors go to ``device`` (the engine has no devices)."""
     if lib == "engine":
         t = ad.tensor(array).to(getattr(ad, dtype_name)).detach()
         return t.requires_grad_(requires_grad)
-    t = torch.from_numpy(array).to(getattr(torch, dtype_name))
+    t = torch.from_numpy(array).to(device=device, dtype=getattr(torch, dtype_name))
     return t.requires_grad_(requires_grad)
 
 
@@ -139,29 +140,34 @@ def patterns(count: int, low: str) -> list[tuple[str, ...]]:
 
 
 def run(lib, name, arrays, dtype_names, device_type, low, requires_grad=False):
+    """``OPS[name]`` under autocast(device_type, low) in ``lib``; torch runs on
+    ``device_type`` (index tensors made inside the lambdas land there too)."""
     L, Fn = LIBS[lib]
     fn, _ = OPS[name]
-    xs = [make(lib, a, d, requires_grad) for a, d in zip(arrays, dtype_names, strict=True)]
-    ctx = (torch.autocast(device_type, dtype=LOW[low][1]) if lib == "torch"
-           else autocast(device_type, dtype=low))
-    with ctx:
-        out = fn(L, Fn, *xs)
-    return out, xs
+    device = device_type if lib == "torch" else "cpu"
+    xs = [make(lib, a, d, requires_grad, device) for a, d in zip(arrays, dtype_names,
+                                                                 strict=True)]
+    if lib == "torch":
+        with torch.device(device_type), torch.autocast(device_type, dtype=LOW[low][1]):
+            return fn(L, Fn, *xs), xs
+    with autocast(device_type, dtype=low):
+        return fn(L, Fn, *xs), xs
 
 
-def torch_accepts_without_autocast(name, arrays, pattern) -> bool:
+def torch_accepts_without_autocast(name, arrays, pattern, device) -> bool:
     try:
-        OPS[name][0](torch, TF, *[make("torch", a, d) for a, d in zip(arrays, pattern,
-                                                                      strict=True)])
+        with torch.device(device):
+            OPS[name][0](torch, TF, *[make("torch", a, d, device=device)
+                                      for a, d in zip(arrays, pattern, strict=True)])
     except RuntimeError:
         return False
     return True
 
 
-def hook_dtypes(name, arrays, pattern, low) -> set[str]:
+def hook_dtypes(name, arrays, pattern, device_type, low) -> set[str]:
     """The dtypes of the floating tensors the autocast hook passes on for ``name``."""
     seen = []
-    with autocast("cpu", dtype=low) as region:
+    with autocast(device_type, dtype=low) as region:
         def recording_hook(op, args):
             out = region.hook(op, args)
             if op == name:
@@ -189,33 +195,48 @@ def dtype_name(t) -> str:
     return str(t.dtype).removeprefix("torch.") if isinstance(t, torch.Tensor) else t.dtype.name
 
 
-@pytest.mark.parametrize("low", list(LOW))
-@pytest.mark.parametrize("name", list(OPS))
-def test_cpu_output_dtype_matches_torch_autocast(name, low):
+def compare_output_dtypes(name: str, low: str, device_type: str) -> None:
+    """For each input-dtype pattern, the engine's output dtype (and values)
+    under autocast(device_type, low) equal torch's on that device."""
     _, count = OPS[name]
     arrays = inputs(count)
     checked = 0
     for pattern in patterns(count, low):
-        what = f"{name}{pattern} under autocast('cpu', {low})"
-        if not torch_accepts_without_autocast(name, arrays, pattern):
+        what = f"{name}{pattern} under autocast({device_type!r}, {low})"
+        if not torch_accepts_without_autocast(name, arrays, pattern, device_type):
             continue  # a dtype mix torch refuses anyway: not an autocast question
         try:
-            expected, _ = run("torch", name, arrays, pattern, "cpu", low)
+            expected, _ = run("torch", name, arrays, pattern, device_type, low)
         except RuntimeError as err:
             # float64 is never cast, the float32 inputs are: torch's kernel then sees
             # float64 with bfloat16/float16 and refuses. Check that our hook hands the
             # engine's op exactly that mix (the engine's op may accept or refuse it).
             assert "float64" in pattern and "double" in str(err).lower()
-            assert hook_dtypes(name, arrays, pattern, low) == \
+            assert hook_dtypes(name, arrays, pattern, device_type, low) == \
                 {"float64", low}, f"{what}: hook casts differ from torch's"
             continue
-        got, _ = run("engine", name, arrays, pattern, "cpu", low)
+        got, _ = run("engine", name, arrays, pattern, device_type, low)
         assert dtype_name(got) == dtype_name(expected), \
             f"{what}: engine gives {dtype_name(got)}, torch gives {dtype_name(expected)}"
         tol = 0 if dtype_name(expected) == "bool" else 2e-2
         assert_close(got, expected, rtol=tol, atol=tol, what=what)
         checked += 1
     assert checked >= 2, f"{name}: only {checked} dtype patterns could be compared"
+
+
+@pytest.mark.parametrize("low", list(LOW))
+@pytest.mark.parametrize("name", list(OPS))
+def test_cpu_output_dtype_matches_torch_autocast(name, low):
+    compare_output_dtypes(name, low, "cpu")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("low", list(LOW))
+@pytest.mark.parametrize("name", list(OPS))
+def test_cuda_output_dtype_matches_torch_autocast(name, low):
+    """The engine's cuda policy table against torch.autocast('cuda') on a GPU."""
+    assert "cuda" in available_devices()
+    compare_output_dtypes(name, low, "cuda")
 
 
 @pytest.mark.parametrize("low", list(LOW))
@@ -234,33 +255,6 @@ def test_gradients_under_autocast_match_torch(name, low):
     for i, (g, h) in enumerate(zip(results["engine"], results["torch"], strict=True)):
         assert dtype_name(g) == dtype_name(h) == "float32"
         assert_close(g, h, rtol=5e-2, atol=5e-2, what=f"{name} under autocast: grad of input {i}")
-
-
-@pytest.mark.cuda
-@pytest.mark.parametrize("low", list(LOW))
-@pytest.mark.parametrize("name", list(OPS))
-def test_cuda_policy_matches_torch_autocast_cuda(name, low):
-    """The engine's cuda policy table against torch.autocast('cuda') on a GPU."""
-    assert "cuda" in available_devices()
-    _, count = OPS[name]
-    arrays = inputs(count)
-    for pattern in patterns(count, low):
-        xs = [make("torch", a, d).cuda() for a, d in zip(arrays, pattern, strict=True)]
-        with torch.autocast("cuda", dtype=LOW[low][1]):
-            fn = OPS[name][0]
-            if name in ("embedding", "nll_loss", "cross_entropy"):
-                expected = dtype_name(_cuda_index_op(name, xs[0]))
-            else:
-                expected = dtype_name(fn(torch, TF, *xs))
-        got, _ = run("engine", name, arrays, pattern, "cuda", low)
-        assert dtype_name(got) == expected, f"{name}{pattern} cuda {low}"
-
-
-def _cuda_index_op(name, x):
-    index = torch.tensor([0, 3, 1] if name == "embedding" else [0, 1, 2, 3], device="cuda")
-    return {"embedding": TF.embedding, "nll_loss": TF.nll_loss,
-            "cross_entropy": TF.cross_entropy}[name](*((index, x) if name == "embedding"
-                                                       else (x, index)))
 
 
 def test_devices_differ_where_torch_says_they_do():
@@ -308,8 +302,8 @@ def test_bad_arguments_are_clear_errors():
 
 def test_nan_inputs_flow_through_autocast_like_torch():
     x = np.array([[1.0, np.nan], [2.0, 3.0]], np.float32)
-    ours, theirs = run("engine", "matmul", [x, x], ("float32",) * 2, "cpu", "bfloat16")[0], \
-        run("torch", "matmul", [x, x], ("float32",) * 2, "cpu", "bfloat16")[0]
+    ours = run("engine", "matmul", [x, x], ("float32",) * 2, "cpu", "bfloat16")[0]
+    theirs = run("torch", "matmul", [x, x], ("float32",) * 2, "cpu", "bfloat16")[0]
     assert_close(ours, theirs, rtol=2e-2, atol=2e-2, what="matmul with a NaN input")
 
 
