@@ -354,29 +354,38 @@ BUFFERS = (
     Case("two_outputs_stay_alive", (_two_outputs(), _sizes(_two_outputs(), 32)), hidden=True),
 )
 
+FROM_SCRATCH = ("torch",)
+"""Modules the learner's code may not import: the lesson is writing this by hand."""
+
 LAB = LabSpec(
     id="lab1_graph",
     title="Lab 1 — Computational graphs: the passes a compiler runs",
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("topological_sort", "order_or_cycle", TOPO, ref_order_or_cycle, compare="equal",
+                 forbid_imports=FROM_SCRATCH,
                  hint="DFS post-order with an explicit stack; a grey node met again closes a "
                       "cycle.", timeout_s=20.0),
         Exercise("eliminate_dead_code", "eliminate_dead_code", DCE, ref_eliminate_dead_code,
                  compare=compare_graphs_by_names,
+                 forbid_imports=FROM_SCRATCH,
                  hint="Walk backwards from the outputs AND from every impure node; keep "
                       "placeholders."),
         Exercise("fold_constants", "fold_constants", FOLD, ref_fold_constants,
                  compare=compare_folded,
+                 forbid_imports=FROM_SCRATCH,
                  hint="One pass in node order is enough: a node folded now is a constant for "
                       "the nodes after it."),
         Exercise("fusion_groups", "fusion_groups", FUSE, ref_fusion_groups, compare="equal",
+                 forbid_imports=FROM_SCRATCH,
                  hint="An edge p -> c fuses only if c is p's one reader and p is not an output."),
         Exercise("live_intervals", "live_intervals", LIVE, ref_live_intervals, compare="equal",
+                 forbid_imports=FROM_SCRATCH,
                  hint="Outputs live until len(nodes); values nobody reads die where they are "
                       "born."),
         Exercise("assign_buffers", "assign_buffers", BUFFERS, ref_assign_buffers,
                  compare="equal",
+                 forbid_imports=FROM_SCRATCH,
                  hint="Release buffers whose last use is strictly before this step, then take "
                       "the smallest free buffer that fits."),
     ),

@@ -178,32 +178,34 @@ ACCUMULATE = (
     Case("very_uneven", (_w, _X, _y, 11), hidden=True, points=2.0),
 )
 
-_NO_TORCH = ("torch",)
+FROM_SCRATCH = ("torch",)
+"""Modules the learner's code may not import: the lesson is writing this by hand."""
+
 LAB = LabSpec(
     id="lab2_autodiff",
     title="Lab 2 — Automatic differentiation: reverse mode by hand",
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("unbroadcast", "unbroadcast", UNBROADCAST, ref_unbroadcast, rtol=1e-10,
-                 atol=1e-12, forbid_imports=_NO_TORCH,
+                 atol=1e-12, forbid_imports=FROM_SCRATCH,
                  hint="First sum the leading axes the shape lacks, then sum with keepdims "
                       "where the shape has size 1."),
         Exercise("vjp_mul", "vjp_mul", MUL, ref_vjp_mul, rtol=1e-10, atol=1e-12,
-                 forbid_imports=_NO_TORCH, hint="g * b for a, g * a for b, then unbroadcast."),
+                 forbid_imports=FROM_SCRATCH, hint="g * b for a, g * a for b, then unbroadcast."),
         Exercise("vjp_div", "vjp_div", DIV, ref_vjp_div, rtol=1e-10, atol=1e-12,
-                 forbid_imports=_NO_TORCH, hint="d(a/b)/db = -a / b**2."),
+                 forbid_imports=FROM_SCRATCH, hint="d(a/b)/db = -a / b**2."),
         Exercise("vjp_matmul", "vjp_matmul", MATMUL, ref_vjp_matmul, rtol=1e-10, atol=1e-12,
-                 forbid_imports=_NO_TORCH,
+                 forbid_imports=FROM_SCRATCH,
                  hint="Promote vectors to matrices, use np.swapaxes(x, -1, -2), unbroadcast, "
                       "then reshape back to the inputs' shapes."),
         Exercise("vjp_softmax", "vjp_softmax", SOFTMAX, ref_vjp_softmax, rtol=1e-9, atol=1e-12,
-                 forbid_imports=_NO_TORCH, hint="y * (g - sum(g * y, dim, keepdims=True))."),
+                 forbid_imports=FROM_SCRATCH, hint="y * (g - sum(g * y, dim, keepdims=True))."),
         Exercise("backward", "gradients_of", BACKWARD, ref_gradients_of, rtol=1e-9,
-                 atol=1e-12, forbid_imports=_NO_TORCH, timeout_s=20.0,
+                 atol=1e-12, forbid_imports=FROM_SCRATCH, timeout_s=20.0,
                  hint="Reverse topological order; add contributions, never overwrite; leaves "
                       "accumulate into .grad."),
         Exercise("accumulate_gradients", "accumulate_gradients", ACCUMULATE,
-                 ref_accumulate_gradients, rtol=1e-9, atol=1e-12, forbid_imports=_NO_TORCH,
+                 ref_accumulate_gradients, rtol=1e-9, atol=1e-12, forbid_imports=FROM_SCRATCH,
                  hint="Weight each micro-batch by its number of rows over the batch's rows."),
     ),
 )

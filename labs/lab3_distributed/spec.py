@@ -190,6 +190,9 @@ COLUMN_BACKWARD = (
          hidden=True, points=2.0),
 )
 
+FROM_SCRATCH = ("torch",)
+"""Modules the learner's code may not import: the lesson is writing this by hand."""
+
 LAB = LabSpec(
     id="lab3_distributed",
     title="Lab 3 — Distributed training: the algorithms under the API",
@@ -197,22 +200,28 @@ LAB = LabSpec(
     exercises=(
         Exercise("ring_all_reduce", "all_reduce_report", RING, ref_all_reduce_report,
                  rtol=1e-12, atol=1e-12,
+                 forbid_imports=FROM_SCRATCH,
                  hint="Reduce-scatter: send chunk (r-s-1)%p, add chunk (r-s-2)%p; all-gather: "
                       "send chunk (r-s)%p, overwrite chunk (r-s-1)%p."),
         Exercise("assign_buckets", "assign_buckets", BUCKETS, ref_assign_buckets,
+                 forbid_imports=FROM_SCRATCH,
                  hint="Close a bucket when its size is >= its limit (not >); one open bucket "
                       "per dtype; reverse at the end."),
         Exercise("one_f_one_b", "one_f_one_b", ONE_F_ONE_B, ref_one_f_one_b,
+                 forbid_imports=FROM_SCRATCH,
                  hint="warm-up = min(p - 1 - stage, m) forwards."),
         Exercise("pipeline_timeline", "pipeline_timeline", TIMELINE, ref_pipeline_timeline,
                  rtol=1e-9, atol=1e-12,
+                 forbid_imports=FROM_SCRATCH,
                  hint="Keep per stage the time it is free and per action its end time; an "
                       "action starts at the max of the two."),
         Exercise("column_parallel_forward", "column_parallel_forward", COLUMN_FORWARD,
                  ref_column_parallel_forward, rtol=1e-10, atol=1e-12,
+                 forbid_imports=FROM_SCRATCH,
                  hint="np.split(weight, p) splits the output features (rows of W)."),
         Exercise("column_parallel_backward", "column_parallel_backward", COLUMN_BACKWARD,
                  ref_column_parallel_backward, rtol=1e-10, atol=1e-12,
+                 forbid_imports=FROM_SCRATCH,
                  hint="Flatten the leading dims of x and g; grad_input is the SUM of the "
                       "partials."),
     ),

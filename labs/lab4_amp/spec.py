@@ -227,27 +227,36 @@ AUTOCAST = (
          hidden=True),
 )
 
+FROM_SCRATCH = ("torch", "ml_dtypes")
+"""Modules the learner's code may not import: the lesson is writing this by hand."""
+
 LAB = LabSpec(
     id="lab4_amp",
     title="Lab 4 — Mixed precision: float16 from the bits up",
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("round_to_fp16", "round_to_fp16", ROUND, ref_round_to_fp16, rtol=0.0,
-                 atol=0.0, hint="spacing = 2**(exponent - 10), exponent = max(floor(log2|x|), "
+                 atol=0.0, forbid_imports=FROM_SCRATCH,
+                 hint="spacing = 2**(exponent - 10), exponent = max(floor(log2|x|), "
                                 "-14); round(x / spacing) rounds half to even."),
         Exercise("classify_fp16", "classify_fp16", CLASSIFY, ref_classify_fp16, compare="equal",
+                 forbid_imports=FROM_SCRATCH,
                  hint="Classify the rounded value; 'underflow' means nonzero in, zero out."),
         Exercise("unscale_grads", "unscale_grads", UNSCALE, ref_unscale_grads, rtol=0.0,
-                 atol=0.0, hint="Multiply by float32(inv_scale); inf * inv_scale is still inf."),
+                 atol=0.0, forbid_imports=FROM_SCRATCH,
+                 hint="Multiply by float32(inv_scale); inf * inv_scale is still inf."),
         Exercise("update_scale", "update_scale", UPDATE, ref_update_scale, compare="equal",
+                 forbid_imports=FROM_SCRATCH,
                  hint="Growth happens only when the tracker reaches growth_interval AND the "
                       "grown scale is finite; the tracker resets either way."),
         Exercise("master_weight_step", "master_weight_step", MASTER, ref_master_weight_step,
                  compare=compare_master_step,
+                 forbid_imports=FROM_SCRATCH,
                  hint="Unscale in float32, skip on inf/NaN, decay then step in float32, cast "
                       "the result to float16."),
         Exercise("autocast_dtype", "autocast_dtype", AUTOCAST, ref_autocast_dtype,
                  compare="equal",
+                 forbid_imports=FROM_SCRATCH,
                  hint="Eligible inputs are float16/bfloat16/float32; float64 and integers are "
                       "never cast; then ordinary type promotion."),
     ),
