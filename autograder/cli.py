@@ -60,7 +60,8 @@ def cmd_grade(args) -> int:
     from .gradebook import Gradebook
 
     lab = load_lab(args.lab)
-    plan = prepare(lab, time_limit=args.time_limit, memory_mb=args.memory_mb)
+    plan = prepare(lab, time_limit=args.time_limit, memory_mb=args.memory_mb,
+                   isolate=not args.no_isolation)
     path = _gradebook_path(args, lab)
     with Gradebook(path) as book:
         summary = grade_batch(plan, submissions_in(Path(args.submissions)), book, jobs=args.jobs,
@@ -139,6 +140,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--student-id", choices=("filename", "metadata"), default="filename",
                    help="take the student id from the file name or notebook metadata "
                         "(metadata.autograder.student_id)")
+    g.add_argument("--no-isolation", action="store_true",
+                   help="skip namespaces and the fresh root (limits and uid nobody still apply); "
+                        "for machines that refuse namespaces, and for comparison")
     g.add_argument("--table", action="store_true", help="print the score table at the end")
     g.add_argument("--no-progress", action="store_true")
     g.set_defaults(run=cmd_grade)

@@ -111,6 +111,7 @@ class Plan:
     fingerprint: str
     time_limit: float | None = None
     memory_mb: int = 1024
+    isolate: bool = True
     inputs: dict[str, list] = field(default_factory=dict)   # encoded once for every sandbox
 
     def wall_s(self, exercise: Exercise) -> float:
@@ -118,7 +119,8 @@ class Plan:
 
     def limits(self) -> Limits:
         shortest = min(self.wall_s(ex) for ex in self.lab.exercises)
-        return Limits(memory_mb=self.memory_mb, other_cell_s=min(2.0, max(0.5, shortest / 4)))
+        return Limits(memory_mb=self.memory_mb, other_cell_s=min(2.0, max(0.5, shortest / 4)),
+                      isolate=self.isolate)
 
 
 def _short(value, limit=DETAIL_CHARS) -> str:
@@ -126,7 +128,8 @@ def _short(value, limit=DETAIL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def prepare(lab: LabSpec, time_limit: float | None = None, memory_mb: int = 1024) -> Plan:
+def prepare(lab: LabSpec, time_limit: float | None = None, memory_mb: int = 1024,
+            isolate: bool = True) -> Plan:
     """Validate the lab, read its source notebook and compute every expected value."""
     lab.validate()
     source = read_notebook(lab.source)
@@ -157,7 +160,7 @@ def prepare(lab: LabSpec, time_limit: float | None = None, memory_mb: int = 1024
         expected[ex.id] = values
     inputs = {ex.id: encode_cases([(c.args, c.kwargs) for c in ex.cases]) for ex in lab.exercises}
     return Plan(lab, points, support_sources(source), expected, digest.hexdigest()[:16],
-                time_limit, memory_mb, inputs)
+                time_limit, memory_mb, isolate, inputs)
 
 
 def runnable_source(source: str) -> str:

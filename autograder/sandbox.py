@@ -53,6 +53,7 @@ class Limits:
     result_bytes: int = 64 * 1024 * 1024
     startup_s: float = 20.0
     other_cell_s: float = 2.0       # top-level time of another exercise's cell
+    isolate: bool = True            # namespaces + fresh root when root (False: limits only)
 
 
 @dataclass
@@ -214,6 +215,7 @@ def run_submission(*, cells: list[dict], support: list[str], jobs: list[Job],
         "root": root, "workdir": work, "files": files, "memory_mb": limits.memory_mb,
         "file_mb": limits.file_mb, "nproc": limits.nproc, "other_cell_s": limits.other_cell_s,
         "output_bytes": limits.output_bytes, "result_bytes": limits.result_bytes,
+        "isolate": limits.isolate,
     }
     data = json.dumps(payload, allow_nan=False).encode()
     read_fd, write_fd = os.pipe()

@@ -133,6 +133,8 @@ def load_lab(lab: str | Path) -> LabSpec:
     """
     path = Path(lab)
     if path.is_dir() and (path / "spec.py").is_file():
+        if _in_labs_package(path):
+            return load_lab(path.resolve().name)
         module = _import_spec_file(path / "spec.py")
     else:
         lab_id = str(lab)
@@ -149,6 +151,15 @@ def load_lab(lab: str | Path) -> LabSpec:
     if not isinstance(spec, LabSpec):
         raise TypeError(f"{module.__name__} must define LAB = LabSpec(...), found {spec!r}")
     return spec
+
+
+def _in_labs_package(path: Path) -> bool:
+    try:
+        import labs
+    except ImportError:
+        return False
+    return path.resolve().parent == Path(labs.__file__).resolve().parent \
+        and path.resolve().name.isidentifier()
 
 
 def _import_spec_file(spec_path: Path):
