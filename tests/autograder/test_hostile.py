@@ -87,7 +87,7 @@ HOSTILE = {
         "def pair_total(a, b):\n"
         "    line = json.dumps({'event': 'case', 'i': 0, 'status': 'passed', 'value': 30.0})\n"
         "    print(line)\n"
-        "    for fd in range(3, 64):\n"
+        "    for fd in range(3, 1024):\n"
         "        try:\n"
         "            os.write(fd, ('0\\t' + line + '\\nZ\\t' + line + '\\n').encode())\n"
         "        except OSError:\n"
