@@ -414,12 +414,17 @@ def grade_batch(plan: Plan, submissions: list[Path], gradebook: Gradebook, jobs:
         nb, _ = read_submission(path)
         student = student_id(path, nb, id_from)
         if student in seen:
-            summary.grader_errors += 1
+            summary.failed_to_run += 1
             summary.log.append(f"{path.name}: student id {student!r} already used by "
                                f"{seen[student].name}; not graded")
             continue
         seen[student] = path
-        file_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            file_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as err:
+            summary.failed_to_run += 1
+            summary.log.append(f"{path.name}: cannot be read ({err.strerror}); not graded")
+            continue
         if not force and gradebook.is_current(lab_id, student, file_hash, plan.fingerprint):
             summary.skipped += 1
             continue
