@@ -240,13 +240,21 @@ def vanishing_gradients_demo(depth: int = 20):
         "normalization": widgets.Checkbox(value=False, description="LayerNorm"),
     }
 
-    def redraw(**settings):
+    output = widgets.Output()
+
+    def redraw(change=None) -> None:
+        settings = {name: control.value for name, control in controls.items()}
         rows = deep_network_gradients(**settings)
         title = (f"{settings['depth']} layers, {settings['activation']}, init scale "
                  f"{settings['init_scale']:.2f}" + (", residual" if settings["residual"] else "")
                  + (", LayerNorm" if settings["normalization"] else ""))
-        show(vanishing_gradients_figure(rows, title), describe_vanishing(rows))
+        if change is not None:
+            output.clear_output(wait=True)
+        with output:
+            show(vanishing_gradients_figure(rows, title), describe_vanishing(rows))
 
-    output = widgets.interactive_output(redraw, controls)
+    for control in controls.values():
+        control.observe(redraw, names="value")
+    redraw()
     return widgets.VBox([widgets.HBox(list(controls.values())[:3]),
                          widgets.HBox(list(controls.values())[3:]), output])

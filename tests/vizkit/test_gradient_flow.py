@@ -103,3 +103,23 @@ def test_demo_widget_builds_with_all_controls():
     demo = gf.vanishing_gradients_demo(depth=4)
     descriptions = [w.description for box in demo.children[:2] for w in box.children]
     assert descriptions == ["depth", "activation", "init scale", "residual", "LayerNorm"]
+
+
+def test_moving_a_control_recomputes_with_the_new_setting(monkeypatch):
+    seen = []
+    real = gf.deep_network_gradients
+
+    def recording(**settings):
+        seen.append(settings)
+        return real(**{**settings, "width": 4, "batch": 2})
+
+    monkeypatch.setattr(gf, "deep_network_gradients", recording)
+    demo = gf.vanishing_gradients_demo(depth=4)
+    depth, activation = demo.children[0].children[:2]
+    residual = demo.children[1].children[0]
+    depth.value = 7
+    activation.value = "relu"
+    residual.value = True
+    assert [s["depth"] for s in seen] == [4, 7, 7, 7]
+    assert seen[-1] == {"depth": 7, "activation": "relu", "init_scale": 1.0, "residual": True,
+                        "normalization": False}
