@@ -76,7 +76,12 @@ from .tensor import (
     zeros_like,
 )
 
+# isort: split
+# nn, optim and data build on everything above, so they are imported last
+from . import data, nn, optim
+
 __all__ = [
+    "data", "nn", "optim",
     "functional",
     "AccumulateGrad", "BackwardNode", "GradcheckError", "Tensor", "abs", "add", "amax",
     "arange", "argmax", "as_tensor", "backward", "bfloat16", "bool_", "cat", "clamp", "concat",
