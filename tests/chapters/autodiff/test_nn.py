@@ -11,34 +11,34 @@ import torch
 
 import chapters.autodiff as ad
 from chapters.autodiff import nn
-from chapters.torchcheck import assert_close, to_numpy, to_torch
+from chapters.torchcheck import assert_close, available_devices, to_numpy, to_torch
 
 FWD = dict(rtol=1e-5, atol=1e-6)   # float32 forward
 GRAD = dict(rtol=1e-4, atol=1e-5)  # float32 gradients (longer reduction chains)
 
 
 def check_module_parity(build, input_shape, *, seed=0, integer_input=None, train=True,
-                        fwd=FWD, grad=GRAD):
+                        fwd=FWD, grad=GRAD, device="cpu"):
     """Build one module with ``build(nn_namespace)`` in both engines, copy torch's
     weights into the engine's, run the same input, backpropagate the same random
     cotangent and compare output, input gradient and every parameter gradient."""
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    reference = build(torch.nn)
+    reference = build(torch.nn).to(device)
     ours = build(nn)
     ours.load_state_dict(reference.state_dict())
     reference.train(train)
     ours.train(train)
     if integer_input is None:
         x = rng.standard_normal(input_shape).astype(np.float32)
-        xt, xe = to_torch(x, requires_grad=True), ad.tensor(x, requires_grad=True)
+        xt, xe = to_torch(x, device, requires_grad=True), ad.tensor(x, requires_grad=True)
     else:
         x = rng.integers(0, integer_input, size=input_shape)
-        xt, xe = torch.from_numpy(x), ad.tensor(x)
+        xt, xe = to_torch(x, device), ad.tensor(x)
     yt, ye = reference(xt), ours(xe)
     assert_close(ye, yt, **fwd, what=f"{type(ours).__name__} forward")
     cotangent = rng.standard_normal(yt.shape).astype(np.float32)
-    yt.backward(torch.from_numpy(cotangent))
+    yt.backward(to_torch(cotangent, device))
     ye.backward(ad.tensor(cotangent))
     if integer_input is None:
         assert_close(xe.grad, xt.grad, **grad, what=f"{type(ours).__name__} input grad")
@@ -63,8 +63,15 @@ def check_module_parity(build, input_shape, *, seed=0, integer_input=None, train
      (2, 1, 6, 6)),
     (lambda m: m.Flatten(0, 1), (2, 3, 4)),
 ])
-def test_layer_matches_torch(build, shape):
-    check_module_parity(build, shape)
+@pytest.mark.parametrize("device", available_devices())
+def test_layer_matches_torch(build, shape, device):
+    """On "cuda" (where present) the torch reference runs on the GPU: cuDNN may
+    convolve in TF32 (10-bit mantissa, torch's default for convolutions), hence
+    the looser tolerances there. Not yet run on a GPU machine."""
+    loose = device != "cpu"
+    check_module_parity(build, shape, device=device,
+                        fwd=dict(rtol=2e-3, atol=2e-3) if loose else FWD,
+                        grad=dict(rtol=5e-3, atol=5e-3) if loose else GRAD)
 
 
 def test_embedding_matches_torch():
