@@ -26,7 +26,9 @@ AdamW is Adam with *decoupled* weight decay: ``p <- p * (1 - lr * lambda)``
 before the Adam step, instead of adding ``lambda * p`` to ``g``.
 The arithmetic runs in the parameter's dtype, in the same order as torch's
 single-tensor ("for-loop") implementation, so trajectories agree with torch.optim
-to float rounding over many steps (tested).
+to float rounding over many steps (tested). Not implemented: torch's ``amsgrad``,
+``maximize``, ``foreach``/``fused`` and learning-rate tensors — they change
+speed or add variants, not the algorithm taught here.
 """
 
 from __future__ import annotations

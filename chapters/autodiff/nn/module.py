@@ -61,6 +61,9 @@ class Module:
         if name in self._buffers and not isinstance(value, Parameter | Module):
             self._buffers[name] = value  # re-assigning a registered buffer keeps it one
             return
+        if value is None and name in self._parameters:
+            self._parameters[name] = None  # a declared-but-absent parameter, as torch
+            return
         for table in (self._parameters, self._buffers, self._modules):
             table.pop(name, None)
         if isinstance(value, Parameter):

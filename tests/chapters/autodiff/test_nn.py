@@ -67,7 +67,7 @@ def check_module_parity(build, input_shape, *, seed=0, integer_input=None, train
 def test_layer_matches_torch(build, shape, device):
     """On "cuda" (where present) the torch reference runs on the GPU: cuDNN may
     convolve in TF32 (10-bit mantissa, torch's default for convolutions), hence
-    the looser tolerances there. Not yet run on a GPU machine."""
+    the looser tolerances there."""
     loose = device != "cpu"
     check_module_parity(build, shape, device=device,
                         fwd=dict(rtol=2e-3, atol=2e-3) if loose else FWD,
@@ -270,3 +270,12 @@ def test_losses_match_torch(loss, target, reduction):
     lt.backward()
     le.backward()
     assert_close(xe.grad, xt.grad, **GRAD, what=f"{loss} grad")
+
+
+def test_assigning_none_keeps_a_declared_parameter_slot():
+    layer = nn.Linear(2, 3)
+    layer.bias = None
+    assert layer.bias is None
+    assert [n for n, _ in layer.named_parameters()] == ["weight"]
+    assert list(layer.state_dict()) == ["weight"]
+    assert "bias" in layer._parameters  # as torch: still declared, so it can be set again
