@@ -11,10 +11,12 @@ would) and exported with nbconvert's ``lab`` template. The pages work offline:
   ``plotly.min.js`` that comes with the installed plotly package next to the
   pages and loads it in each page's ``<head>``;
 * Graphviz drawings are inline SVG;
+* formulas are typeset by the MathJax 2 copy of the ``jupyter-server-mathjax``
+  package, shipped in ``mathjax/`` beside the pages (nbconvert would load it
+  from a CDN);
 * sliders need a live kernel, so the saved widget state (whose viewer would be
   fetched from a CDN) and require.js are dropped: a page shows the output each
-  widget produced when the notebook ran. (Formulas still use nbconvert's MathJax
-  from its CDN; offline they show as TeX source.)
+  widget produced when the notebook ran.
 
 Links between chapters (``02_....ipynb``) are rewritten to the pages
 (``02_....html``); links into ``../labs/`` point to the index's lab list,
@@ -37,6 +39,7 @@ from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parents[1]
 PLOTLY_JS = "plotly.min.js"
+MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = ('<p><em>[An interactive control stands here: open the notebook in JupyterLab '
                '(<code>make lab</code>) to use it. The output below is from its default '
@@ -48,6 +51,12 @@ def plotly_js_path() -> Path:
     import plotly
 
     return Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+
+
+def mathjax_dir() -> Path:
+    import jupyter_server_mathjax
+
+    return Path(jupyter_server_mathjax.__file__).parent / "static"
 
 
 def execute(path: Path, timeout: int = 600):
@@ -74,7 +83,7 @@ _LAB_LINK = re.compile(r'href="\.\./labs/([A-Za-z0-9_]+)[^"]*"')
 
 def to_page(nb, title: str) -> str:
     """The notebook as one offline HTML page."""
-    exporter = HTMLExporter(template_name="lab")
+    exporter = HTMLExporter(template_name="lab", mathjax_url=MATHJAX_URL)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     body = body.replace("<head>", f'<head>\n<script src="{PLOTLY_JS}"></script>', 1)
     # require.js (from a CDN) only serves the widget viewer, which the site drops.
@@ -126,6 +135,7 @@ live kernel (<code>make lab</code>).</p>
 def build(notebooks: list[Path], out: Path) -> list[tuple[str, str]]:
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(plotly_js_path(), out / PLOTLY_JS)
+    shutil.copytree(mathjax_dir(), out / "mathjax", dirs_exist_ok=True)
     entries = []
     for path in notebooks:
         started = time.perf_counter()
