@@ -189,7 +189,6 @@ def fallback_step_times(data, hidden: int = 128, batch_size: int = 128, repeats:
     log.setLevel(logging.ERROR)      # the warning is captured and returned instead
     try:
         for label, kernels in cases.items():
-            seen = {}
             if kernels is not None:
                 register_op_policy(CUSTOM_OP, LOWER, kernel_dtypes=kernels)
             best = np.inf
