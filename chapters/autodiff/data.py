@@ -3,8 +3,9 @@
 ``DataLoader`` mirrors the part of ``torch.utils.data.DataLoader`` that a
 training loop touches: batches of ``batch_size`` samples, an optional reshuffle
 every epoch, and ``drop_last`` to skip a short final batch. The shuffle order
-comes from a numpy generator seeded with ``seed``, so the same seed gives the
-same batches on every run — which is how the course feeds *identical* batches
+comes from a numpy generator seeded with ``seed`` (or, without one, from the
+engine's global generator, so ``manual_seed`` decides it as torch's does), so the
+same seed gives the same batches on every run — which is how the course feeds *identical* batches
 to the engine and to a torch model (:meth:`DataLoader.batch_indices` tells
 both the same story).
 
@@ -22,6 +23,7 @@ import numpy as np
 from chapters.torchcheck import to_numpy
 
 from . import Tensor, tensor
+from .random import default_generator
 
 
 class TensorDataset:
@@ -62,6 +64,8 @@ class DataLoader:
             raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
         self.dataset, self.batch_size = dataset_or_arrays, batch_size
         self.shuffle, self.drop_last = shuffle, drop_last
+        if seed is None:  # like torch: the global seed (chapters.autodiff.manual_seed) decides
+            seed = int(default_generator().integers(2**63))
         self.generator = np.random.default_rng(seed)
 
     def __len__(self) -> int:

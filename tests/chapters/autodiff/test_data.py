@@ -93,3 +93,16 @@ def test_digits_split():
     assert images.x_train.shape[1:] == (1, 8, 8)
     np.testing.assert_array_equal(images.x_train.reshape(-1, 64),
                                   data.load_digits_split(seed=0).x_train)
+
+
+def test_without_a_seed_the_global_seed_decides_the_order():
+    import chapters.autodiff as ad
+
+    x, y = arrays(30)
+    orders = []
+    for _ in range(2):
+        ad.manual_seed(5)
+        loader = data.DataLoader((x, y), batch_size=30, shuffle=True)
+        orders.append(to_numpy(next(iter(loader))[1]))
+    np.testing.assert_array_equal(orders[0], orders[1])
+    assert not np.array_equal(orders[0], np.arange(30))

@@ -154,3 +154,17 @@ def test_update_keeps_parameter_dtype():
     opt.step()
     assert all(p.dtype == np.float16 for p in model.parameters())
     assert all(s["exp_avg"].dtype == np.float16 for s in opt.state.values())
+
+
+def test_step_is_an_inplace_change_that_saved_graphs_detect():
+    """As in torch: a graph that saved a parameter before optimizer.step() refuses
+    to backward afterwards instead of silently using the updated values."""
+    for opt_lib, make in [(optim, nn.Parameter),
+                          (torch.optim, lambda a: torch.nn.Parameter(torch.from_numpy(a)))]:
+        w = make(np.ones(3, np.float32))
+        opt = opt_lib.SGD([w], lr=0.1)
+        (w * w).sum().backward()
+        y = (w * w).sum()  # mul saves w
+        opt.step()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
