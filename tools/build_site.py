@@ -39,6 +39,8 @@ from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parents[1]
 PLOTLY_JS = "plotly.min.js"
+# wide graph drawings scroll sideways at full size instead of running off the page
+FIT_SVG = "<style>.jp-RenderedSVG, .jp-RenderedImage { overflow-x: auto; }</style>"
 MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = ('<p><em>[An interactive control stands here: open the notebook in JupyterLab '
@@ -85,7 +87,7 @@ def to_page(nb, title: str) -> str:
     """The notebook as one offline HTML page."""
     exporter = HTMLExporter(template_name="lab", mathjax_url=MATHJAX_URL)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    body = body.replace("<head>", f'<head>\n<script src="{PLOTLY_JS}"></script>', 1)
+    body = body.replace("<head>", f'<head>\n<script src="{PLOTLY_JS}"></script>\n{FIT_SVG}', 1)
     # require.js (from a CDN) only serves the widget viewer, which the site drops.
     body = body.replace(f'<script src="{exporter.require_js_url}"></script>', "")
     body = _CHAPTER_LINK.sub(lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
