@@ -97,8 +97,27 @@ def link_and_ddp(group: Group, x, y, steps: int):
     """The notebook's one real multi-process run: fit alpha and beta from
     ping-pongs, then train with DDP (small buckets, so several overlap backward)."""
     group.check_shapes = False
-    times = measure_p2p(group, P2P_SIZES, repeats=3)
+    times = measure_p2p(group, P2P_SIZES, repeats=5)
     alpha, beta = fit_alpha_beta(P2P_SIZES, times)
     out = ddp_training(group, x, y, steps, hidden=256, bucket_cap_mb=0.02)
     out.update(alpha=alpha, beta=beta, p2p=list(zip(P2P_SIZES, times, strict=True)))
     return out
+
+
+def tensor_parallel_step(group: Group, batch: int, features: int, hidden: int, seed: int = 3):
+    """One forward and backward of the Megatron-split MLP against a random
+    cotangent. Returns the output, the input's gradient, this rank's shard
+    gradients, the unsplit weights and the inputs (for the one-process check)."""
+    group.check_shapes = False
+    full = mlp(features, hidden, features, seed)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, features)).astype(np.float32)
+    cotangent = rng.standard_normal((batch, features)).astype(np.float32)
+    split = ParallelMLP.from_layers(full[0], nn.GELU(), full[2], group)
+    xt = Tensor(x, requires_grad=True)
+    out = split(xt)
+    out.backward(Tensor(cotangent))
+    return {"out": np.array(out.data), "x.grad": np.array(xt.grad.data), "x": x,
+            "cotangent": cotangent, "tp_rank": group.rank,
+            "params": {n: np.array(p.grad.data) for n, p in split.named_parameters()},
+            "bytes_sent": group.bytes_sent}

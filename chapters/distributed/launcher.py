@@ -30,24 +30,27 @@ import multiprocessing as mp
 import os
 import queue
 import socket
+import sys
 import time
 import traceback
 from datetime import timedelta
 
 from .transport import DistributedError, TorchGroup
 
-_CONTEXT = None
+_FORKSERVER = None
 #: imported once by the fork server, so that no rank pays for them again
 PRELOAD = ["numpy", "ml_dtypes", "torch", "torch.distributed", "torch.nn.parallel",
            "chapters.autodiff", "chapters.distributed"]
 
 
-def _context():
-    global _CONTEXT
-    if _CONTEXT is None:
-        _CONTEXT = mp.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(PRELOAD)
-    return _CONTEXT
+def _context(start_method: str):
+    global _FORKSERVER
+    if start_method != "forkserver":
+        return mp.get_context(start_method)
+    if _FORKSERVER is None:
+        _FORKSERVER = mp.get_context("forkserver")
+        _FORKSERVER.set_forkserver_preload(PRELOAD)
+    return _FORKSERVER
 
 
 def free_port() -> int:
@@ -58,6 +61,13 @@ def free_port() -> int:
 
 
 def _rank_main(fn, rank, world_size, port, backend, timeout, threads, args, kwargs, results):
+    # A rank forked from a Jupyter kernel inherits the kernel's stdout/stderr objects,
+    # which talk to the notebook over sockets that must not be shared: use the
+    # process's own streams instead.
+    for name in ("stdout", "stderr"):
+        original = getattr(sys, f"__{name}__")
+        if original is not None:
+            setattr(sys, name, original)
     try:
         import torch
         import torch.distributed as dist
@@ -81,16 +91,20 @@ def _rank_main(fn, rank, world_size, port, backend, timeout, threads, args, kwar
 
 
 def launch(fn, world_size: int, *args, backend: str = "gloo", timeout: float = 60.0,
-           threads_per_rank: int = 1, **kwargs) -> list:
+           threads_per_rank: int = 1, start_method: str = "forkserver", **kwargs) -> list:
     """Run ``fn(group, *args, **kwargs)`` on ``world_size`` real processes.
 
     ``backend`` is ``"gloo"`` (CPU) or ``"nccl"`` (one GPU per rank).
     ``timeout`` bounds the whole run, start-up included. Each rank's torch uses
     ``threads_per_rank`` intra-op threads (1 by default: ranks share the cores).
+    ``start_method="fork"`` copies the calling process instead (no imports at
+    all: the fastest start, for a notebook whose kernel has not yet run torch
+    operations — forking after torch started its thread pools can hang);
+    ``"spawn"`` starts fresh interpreters (the slowest, the most isolated).
     """
     if world_size < 1:
         raise ValueError(f"launch: world_size must be >= 1, got {world_size}")
-    ctx = _context()
+    ctx = _context(start_method)
     results = ctx.Queue()
     port = free_port()
     procs = [ctx.Process(target=_rank_main, name=f"rank-{r}", daemon=True,
