@@ -303,23 +303,34 @@ def zero_memory_summary(measured: dict, paper: dict) -> str:
 
 # ------------------------------------------------------------ widgets
 
+def _rank_table_html(messages, world_size: int, model_time: float) -> str:
+    sent, count = [0] * world_size, [0] * world_size
+    for m in messages:
+        sent[m.src] += m.nbytes
+        count[m.src] += 1
+    rows = "".join(f"<tr><td>{r}</td><td>{count[r]}</td><td>{sent[r]}</td></tr>"
+                   for r in range(world_size))
+    return ("<table><tr><th>rank</th><th>messages sent</th><th>bytes sent</th></tr>"
+            f"{rows}</table><p>model time: {model_time * 1e6:.1f} µs</p>")
+
+
 def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
                         beta: float = 1e-9):
     """Choose an all-reduce algorithm, a world size and a buffer size; the
-    simulated world runs it and the message timeline and its summary redraw."""
+    simulated world runs it and the per-rank traffic table and summary update.
+    (Plain HTML widgets: no nested outputs, so it also works where a notebook
+    is executed headless.)"""
     import ipywidgets as widgets
     import numpy as np
 
     from chapters.distributed import ALL_REDUCE_ALGORITHMS, all_reduce, run_simulated
 
-    from .figures import show
-
     algorithm = widgets.Dropdown(options=ALL_REDUCE_ALGORITHMS, value="ring",
                                  description="algorithm")
     ranks = widgets.SelectionSlider(options=list(world_sizes), value=4, description="ranks")
     size = widgets.IntSlider(value=14, min=6, max=24, description="log2 bytes")
-    out = widgets.Output()
     summary = widgets.HTML()
+    table = widgets.HTML()
 
     def redraw(*_):
         n_floats = max(1, 2 ** size.value // 4)
@@ -330,36 +341,29 @@ def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
 
         _, world = run_simulated(program, ranks.value, alpha=alpha, beta=beta)
         title = f"{algorithm.value} all-reduce of {4 * n_floats} bytes on {ranks.value} ranks"
-        text = messages_summary(world.messages, ranks.value)
-        summary.value = f"<b>{title}</b>: {text}"
-        with out:
-            out.clear_output(wait=True)
-            show(message_timeline(world.messages, ranks.value, title), text)
+        summary.value = f"<b>{title}</b>: {messages_summary(world.messages, ranks.value)}"
+        table.value = _rank_table_html(world.messages, ranks.value, world.makespan())
 
     for w in (algorithm, ranks, size):
         w.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([widgets.HBox([algorithm, ranks, size]), summary, out])
+    return widgets.VBox([widgets.HBox([algorithm, ranks, size]), summary, table])
 
 
 def ring_stepper(p: int = 4):
     """A slider over the steps of ring all-reduce on ``p`` ranks; the ring
-    drawing (Graphviz SVG) and its text summary follow the slider."""
+    drawing (Graphviz SVG, inline) and its text summary follow the slider."""
     import ipywidgets as widgets
-
-    from .figures import show
 
     step = widgets.IntSlider(value=0, min=0, max=2 * (p - 1), description="step")
     summary = widgets.HTML()
-    out = widgets.Output()
+    picture = widgets.HTML()
 
     def redraw(*_):
         drawing = ring_drawing(p, step.value)
         summary.value = ring_summary(p, step.value)
-        with out:
-            out.clear_output(wait=True)
-            show(drawing, ring_summary(p, step.value))
+        picture.value = drawing.svg or f"<pre>{drawing.dot}</pre>"
 
     step.observe(redraw, names="value")
     redraw()
-    return widgets.VBox([step, summary, out])
+    return widgets.VBox([step, summary, picture])

@@ -117,7 +117,9 @@ def test_scaling_and_memory_figures_report_their_numbers():
 def test_collective_explorer_redraws_when_the_slider_moves():
     box = cv.collective_explorer()
     algorithm, ranks, size = box.children[0].children
-    summary = box.children[1]
+    summary, table = box.children[1], box.children[2]
+    # rank 3: 2(p-1) = 6 messages, 2(p-1)/p of the 16384-byte buffer
+    assert "<td>3</td><td>6</td><td>24576</td>" in table.value
     assert "16384 bytes on 4 ranks" in summary.value and "24 messages" in summary.value
     ranks.value = 2
     assert "4 messages" in summary.value               # 2 (p-1) p = 4 for p = 2
@@ -129,9 +131,10 @@ def test_collective_explorer_redraws_when_the_slider_moves():
 
 def test_ring_stepper_follows_its_slider():
     box = cv.ring_stepper(3)
-    step, summary, _ = box.children
+    step, summary, picture = box.children
     assert "after step 0 of 4 (start)" in summary.value
     step.value = 2
     assert "after step 2 of 4 (reduce-scatter)" in summary.value
     step.value = 4
     assert "9 of 9 (rank, chunk) cells hold the full sum" in summary.value
+    assert "<svg" in picture.value and "Σ" in picture.value
