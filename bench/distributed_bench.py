@@ -27,20 +27,12 @@ import time
 import numpy as np
 
 from chapters.distributed import ReduceOp, all_reduce, barrier, launch
-from chapters.distributed.cost_model import fit_alpha_beta, measure_p2p, predict
-
-
-def _best_of(group, fn, repeats: int) -> float:
-    """Slowest rank's time of ``fn()``, best of ``repeats`` (a barrier before each)."""
-    best = float("inf")
-    for _ in range(repeats):
-        barrier(group)
-        start = time.perf_counter()
-        fn()
-        elapsed = np.array([time.perf_counter() - start])
-        all_reduce(group, elapsed, ReduceOp.MAX)
-        best = min(best, float(elapsed[0]))
-    return best
+from chapters.distributed.cost_model import (
+    fit_alpha_beta,
+    measure_collective,
+    measure_p2p,
+    predict,
+)
 
 
 def ring_vs_gloo(group, sizes, repeats):
@@ -54,8 +46,10 @@ def ring_vs_gloo(group, sizes, repeats):
         t = torch.from_numpy(x.copy())
         ours = theirs = float("inf")
         for _ in range(repeats):   # interleave so that load changes hit both alike
-            ours = min(ours, _best_of(group, lambda x=x: all_reduce(group, x.copy()), 1))
-            theirs = min(theirs, _best_of(group, lambda t=t: dist.all_reduce(t.clone()), 1))
+            ours = min(ours, measure_collective(group, lambda x=x: all_reduce(group, x.copy()),
+                                                repeats=1))
+            theirs = min(theirs, measure_collective(group, lambda t=t: dist.all_reduce(t.clone()),
+                                                    repeats=1))
         rows.append((nbytes, ours, theirs))
     return rows
 
@@ -68,9 +62,10 @@ def cost_model_check(group, sizes, repeats):
     for nbytes in sizes:
         x = np.ones(nbytes // 4, np.float32)
         for algorithm in ("ring", "naive", "recursive_doubling"):
-            measured = _best_of(group, lambda a=algorithm, x=x: all_reduce(group, x.copy(),
-                                                                           algorithm=a),
-                                repeats)
+            def run(a=algorithm, x=x):
+                all_reduce(group, x.copy(), algorithm=a)
+
+            measured = measure_collective(group, run, repeats)
             rows.append((nbytes, algorithm, measured,
                          predict(algorithm, group.world_size, nbytes, alpha, beta)))
     return alpha, beta, rows

@@ -58,6 +58,7 @@ class Bucket:
     buffer: np.ndarray
     offsets: list[tuple[int, int]] = field(default_factory=list)
     pending: int = 0
+    arrived: set[int] = field(default_factory=set)   # indices whose gradient is ready
 
     @property
     def nbytes(self) -> int:
@@ -146,13 +147,15 @@ class DistributedDataParallel(Module):
     def _reset(self) -> None:
         for bucket in self.buckets:
             bucket.pending = len(bucket.params)
+            bucket.arrived.clear()
         object.__setattr__(self, "_next", 0)       # next bucket to start, in order
         object.__setattr__(self, "_futures", [])
         object.__setattr__(self, "_started", False)
 
     def forward(self, *args, **kwargs):
         if self._started:
-            waiting = [n for b in self.buckets if b.pending for n in b.names]
+            waiting = sorted(n for b in self.buckets for j, n in enumerate(b.names)
+                             if j not in b.arrived)
             raise DistributedError(
                 "DistributedDataParallel: expected to have finished the gradient reduction "
                 "of the previous iteration before starting a new one; these parameters got "
@@ -176,7 +179,8 @@ class DistributedDataParallel(Module):
         if not self._sync:
             return
         object.__setattr__(self, "_started", True)
-        i, _ = self._bucket_of[id(param)]
+        i, j = self._bucket_of[id(param)]
+        self.buckets[i].arrived.add(j)
         self.buckets[i].pending -= 1
         while self._next < len(self.buckets) and self.buckets[self._next].pending == 0:
             self._start(self._next)

@@ -212,3 +212,26 @@ def test_hybrid_data_times_tensor_parallel_equals_one_process():
     # tensor-parallel traffic stays inside rows, data-parallel traffic inside columns
     pairs = {(m.src, m.dst) for m in world.messages}
     assert pairs <= {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}
+
+
+def test_ddp_reports_a_parameter_that_got_no_gradient():
+    from chapters.distributed import DistributedError
+    from chapters.distributed.ddp import DistributedDataParallel
+
+    class TwoHeads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used, self.unused = nn.Linear(3, 1), nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.used(x)
+
+    def program(g):
+        model = DistributedDataParallel(TwoHeads(), g)
+        x = Tensor(np.ones((2, 3), np.float32))
+        model(x).sum().backward()
+        model(x)
+
+    with pytest.raises(DistributedError, match=r"no gradient in the last backward: "
+                                               r"\['unused.bias', 'unused.weight'\]"):
+        run_simulated(program, 2)
