@@ -18,7 +18,15 @@ our collectives, our DDP — is unchanged.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+
+
+def say(line: str) -> None:
+    """One write per line, so that the ranks' lines do not interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def main() -> None:
@@ -35,7 +43,7 @@ def main() -> None:
     r, p = group.rank, group.world_size
     x = np.full(4, float(r + 1))
     all_reduce(group, x)
-    print(f"rank {r}/{p}: all_reduce of rank+1 -> {x[0]:g} (expected {p * (p + 1) / 2:g})")
+    say(f"rank {r}/{p}: all_reduce of rank+1 -> {x[0]:g} (expected {p * (p + 1) / 2:g})")
     manual_seed(r)                           # different on purpose: DDP broadcasts rank 0's
     model = DistributedDataParallel(nn.Linear(3, 1), group)
     opt = optim.SGD(model.parameters(), lr=0.1)
@@ -48,7 +56,7 @@ def main() -> None:
         loss.backward()
         opt.step()
     weights = model.module.weight.data.reshape(-1)
-    print(f"rank {r}/{p}: DDP weights after 5 steps {np.round(weights, 6).tolist()}")
+    say(f"rank {r}/{p}: DDP weights after 5 steps {np.round(weights, 6).tolist()}")
     dist.destroy_process_group()
 
 

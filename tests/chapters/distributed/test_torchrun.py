@@ -22,5 +22,5 @@ def test_torchrun_runs_our_collectives_and_ddp():
     assert done.returncode == 0, done.stderr[-3000:]
     assert "rank 0/2: all_reduce of rank+1 -> 3 (expected 3)" in done.stdout
     assert "rank 1/2: all_reduce of rank+1 -> 3 (expected 3)" in done.stdout
-    weights = re.findall(r"DDP weights after 5 steps (\[.*\])", done.stdout)
+    weights = re.findall(r"DDP weights after 5 steps (\[[^\]]*\])", done.stdout)
     assert len(weights) == 2 and weights[0] == weights[1]     # replicas stayed identical
