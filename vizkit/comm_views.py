@@ -367,3 +367,72 @@ def ring_stepper(p: int = 4):
     step.observe(redraw, names="value")
     redraw()
     return widgets.VBox([step, summary, picture])
+
+
+def schedule_timeline(actions_per_stage, forward: float = 1.0, backward: float = 2.0):
+    """Intervals of a pipeline schedule with fixed costs and free communication.
+
+    ``actions_per_stage[s]`` is stage ``s``'s list of ``("F", i)``/``("B", i)``
+    (e.g. from :func:`chapters.distributed.pipeline.one_f_one_b_schedule`).
+    Forward ``i`` on stage ``s`` waits for forward ``i`` on stage ``s-1``;
+    backward ``i`` waits for backward ``i`` on stage ``s+1`` (the last stage:
+    for its own forward ``i``); each stage runs its actions in order."""
+    from types import SimpleNamespace
+
+    p = len(actions_per_stage)
+    done: dict[tuple[str, int, int], float] = {}
+    cursor = [0] * p
+    free = [0.0] * p
+    out = []
+    while any(cursor[s] < len(actions_per_stage[s]) for s in range(p)):
+        progressed = False
+        for s in range(p):
+            if cursor[s] == len(actions_per_stage[s]):
+                continue
+            kind, i = actions_per_stage[s][cursor[s]]
+            dep = (("F", s - 1, i) if s > 0 else None) if kind == "F" else (
+                ("B", s + 1, i) if s < p - 1 else ("F", s, i))
+            if dep is not None and dep not in done:
+                continue
+            start = max(free[s], done.get(dep, 0.0) if dep else 0.0)
+            end = start + (forward if kind == "F" else backward)
+            done[(kind, s, i)] = free[s] = end
+            out.append(SimpleNamespace(stage=s, kind=kind, micro_batch=i, start=start, end=end))
+            cursor[s] += 1
+            progressed = True
+        if not progressed:
+            raise ValueError("schedule_timeline: the schedule deadlocks (an action waits for "
+                             "one that comes later on another stage)")
+    return out
+
+
+def schedule_explorer(p: int = 4):
+    """Sliders for stages and micro-batches, a schedule chooser; the idle
+    fraction, step time and activations held per stage update as text."""
+    import ipywidgets as widgets
+
+    from chapters.distributed.pipeline import SCHEDULES
+
+    schedule = widgets.Dropdown(options=list(SCHEDULES), value="1f1b", description="schedule")
+    stages = widgets.IntSlider(value=p, min=2, max=8, description="stages")
+    micro = widgets.IntSlider(value=8, min=1, max=32, description="micro-batches")
+    summary = widgets.HTML()
+
+    def redraw(*_):
+        s_count, m = stages.value, micro.value
+        actions = [SCHEDULES[schedule.value](s_count, m, s) for s in range(s_count)]
+        intervals = schedule_timeline(actions)
+        peaks = []
+        for stage_actions in actions:
+            held = peak = 0
+            for kind, _ in stage_actions:
+                held += 1 if kind == "F" else -1
+                peak = max(peak, held)
+            peaks.append(peak)
+        summary.value = (pipeline_summary(intervals, s_count, m, schedule.value)
+                         + f" Activations held at most, per stage: {peaks}.")
+
+    for w in (schedule, stages, micro):
+        w.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([widgets.HBox([schedule, stages, micro]), summary])

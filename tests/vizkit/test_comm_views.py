@@ -138,3 +138,27 @@ def test_ring_stepper_follows_its_slider():
     step.value = 4
     assert "9 of 9 (rank, chunk) cells hold the full sum" in summary.value
     assert "<svg" in picture.value and "Σ" in picture.value
+
+
+@pytest.mark.parametrize("p,m", [(2, 1), (3, 5), (4, 8)])
+def test_schedule_timeline_gives_the_ideal_bubble_for_both_schedules(p, m):
+    from chapters.distributed.pipeline import SCHEDULES
+
+    for name, schedule in SCHEDULES.items():
+        intervals = cv.schedule_timeline([schedule(p, m, s) for s in range(p)])
+        end = max(iv.end for iv in intervals)
+        assert end == pytest.approx((m + p - 1) * 3.0), name
+        idle = sum(b - a for _, a, b in cv.idle_gaps(intervals, p))
+        assert idle / (p * end) == pytest.approx((p - 1) / (m + p - 1)), name
+
+
+def test_schedule_explorer_follows_its_sliders():
+    box = cv.schedule_explorer(4)
+    schedule, stages, micro = box.children[0].children
+    summary = box.children[1]
+    assert "ideal bubble (p-1)/(m+p-1) = 27.3%" in summary.value and "[4, 3, 2, 1]" in summary.value
+    schedule.value = "gpipe"
+    assert "[8, 8, 8, 8]" in summary.value
+    micro.value = 2
+    stages.value = 2
+    assert "idle 33.3% of the time" in summary.value
