@@ -38,15 +38,34 @@ def course_notebooks() -> list[Path]:
             and ".ipynb_checkpoints" not in p.parts]
 
 
+class _OutputsInPlaceClient(NotebookClient):
+    """An nbclient that does not imitate a front end's ``Output`` widgets.
+
+    By default nbclient routes whatever a cell shows inside ``with output:``
+    into the widget's state and sends that state back to the kernel over the
+    shell channel. That has two costs here: an error raised inside an Output
+    widget disappears from the cell's outputs (so we could not see it), and
+    the send races with nbclient's own wait for ``execute_reply``, which then
+    stalls until the cell timeout (jupyter/nbclient#312). Leaving Output
+    widgets un-mimicked keeps every output, errors included, on the cell.
+    """
+
+    def on_comm_open_jupyter_widget(self, msg):
+        return None
+
+
 def cells_with_outputs(nb) -> list[int]:
     return [i for i, c in enumerate(nb.cells)
             if c.cell_type == "code" and (c.get("outputs") or c.get("execution_count"))]
 
 
 def execute(path: Path, timeout: int = 300, save_to: Path | None = None):
-    """Run ``path`` top to bottom; return (executed notebook, list of CellError)."""
+    """Run ``path`` top to bottom; return (executed notebook, list of CellError).
+
+    Outputs shown inside ``ipywidgets.Output`` land on the cell itself, so an
+    error raised while a widget draws its first state is caught too."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+    client = _OutputsInPlaceClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     if save_to is not None:

@@ -33,3 +33,16 @@ def test_a_clean_notebook_has_no_errors_and_outputs_are_detected(tmp_path):
     nb, errors = execute(_write(tmp_path, "print('hello')"))
     assert errors == []
     assert cells_with_outputs(nb) == [0]
+
+
+def test_an_error_inside_an_output_widget_is_reported_and_does_not_stall(tmp_path):
+    source = (
+        "import ipywidgets as w\n"
+        "out = w.Output()\n"
+        "display(out)\n"
+        "with out:\n"
+        "    print('drawing')\n"
+        "    raise ValueError('bad slider state')"
+    )
+    _, errors = execute(_write(tmp_path, source, "z = 3"), timeout=30)
+    assert [(e.index, e.ename) for e in errors] == [(0, "ValueError")]
