@@ -7,10 +7,13 @@ node, no saved tensors. Optimizer updates and evaluation run this way.
 from __future__ import annotations
 
 import functools
+import threading
 
 
-class _GradMode:
-    __slots__ = ("enabled",)
+class _GradMode(threading.local):
+    """Grad mode is per thread, as in torch: a ``no_grad`` block in one thread
+    (a rank of the simulated world, DDP's communication thread) leaves
+    recording on in every other thread. Each new thread starts enabled."""
 
     def __init__(self):
         self.enabled = True

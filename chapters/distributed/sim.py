@@ -22,17 +22,15 @@ Two clocks are kept for each message:
 
 The ranks take turns (cooperative scheduling): exactly one rank runs at a
 time, and it hands over only when it must wait for a message that has not
-been sent yet. So a run is deterministic, a deadlock is detected the moment
-every rank is waiting (instead of after a timeout), and engine code that keeps
-process-wide state (the autodiff engine's grad mode, which is per *process*
-here while torch keeps it per thread) is safe: that state is saved and
-restored at every hand-over, as an operating system saves registers.
+been sent yet. So a run is deterministic, and a deadlock is detected the
+moment every rank is waiting (instead of after a timeout). Each rank is a
+thread, and the engine's grad mode is per thread (as torch's), so a rank's
+``no_grad`` never leaks into another rank.
 """
 
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 import time
 import traceback
@@ -86,14 +84,10 @@ class SimWorld:
         self.waiting_for: dict[int, int] = {}
         self.finished: set[int] = set()
         self.deadlock = ""
-        self.saved_grad_mode = [True] * world_size
 
     def hand_over(self, rank: int) -> None:
         """``rank`` stops running (it waits or is done): pick the next rank that
         can make progress, round robin. Call with ``self.turn`` held."""
-        state = _engine_grad_mode()
-        if state is not None:
-            self.saved_grad_mode[rank] = state.enabled
         p = self.world_size
         for k in range(1, p + 1):
             nxt = (rank + k) % p
@@ -101,8 +95,6 @@ class SimWorld:
                 continue
             src = self.waiting_for.get(nxt)
             if src is None or not self.queues[(src, nxt)].empty():
-                if state is not None:
-                    state.enabled = self.saved_grad_mode[nxt]
                 self.current = nxt
                 self.turn.notify_all()
                 return
@@ -262,9 +254,3 @@ def run_simulated(fn, world_size: int, *args, alpha: float = 1e-5, beta: float =
             cause = min(errors)
         raise DistributedError(f"rank {cause} of {world_size} failed:\n{errors[cause]}")
     return results, world
-
-
-def _engine_grad_mode():
-    """The autodiff engine's process-wide grad-mode state, if the engine is loaded."""
-    module = sys.modules.get("chapters.autodiff.grad_mode")
-    return getattr(module, "STATE", None)

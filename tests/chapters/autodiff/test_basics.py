@@ -47,6 +47,22 @@ def test_hundred_thousand_op_chain_needs_no_recursion():
     assert x.grad.item() == 1.0
 
 
+def test_grad_mode_is_per_thread_like_torch():
+    import threading
+
+    def observe(lib):
+        seen = {}
+        with lib.no_grad():
+            worker = threading.Thread(target=lambda: seen.update(thread=lib.is_grad_enabled()))
+            worker.start()
+            worker.join()
+            seen["caller"] = lib.is_grad_enabled()
+        seen["after"] = lib.is_grad_enabled()
+        return seen
+
+    assert observe(ad) == observe(torch) == {"thread": True, "caller": False, "after": True}
+
+
 def test_no_grad_records_nothing():
     x = ad.randn(3, requires_grad=True)
     with ad.no_grad():
