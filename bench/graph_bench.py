@@ -31,12 +31,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import timeit  # noqa: E402
-import tracemalloc  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from chapters.graph import compile, run_eager  # noqa: E402
+from chapters.graph import compile, measured_peak_bytes, run_eager  # noqa: E402
 from chapters.graph.passes import PIPELINE, simplify  # noqa: E402
 from chapters.torchcheck import assert_close, to_torch  # noqa: E402
 
@@ -70,16 +69,6 @@ def seconds_per_call(cases: dict, repeat: int, number: int) -> dict[str, float]:
     return best
 
 
-def peak_bytes(fn) -> int:
-    fn()
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=256)
@@ -111,7 +100,7 @@ def main(argv=None) -> dict:
     with torch.no_grad():
         times = seconds_per_call({**cases, "torch eager": lambda: gelu_mlp(*torch_inputs)},
                                  args.repeat, args.number)
-    peaks = {name: peak_bytes(fn) for name, fn in cases.items()}
+    peaks = {name: measured_peak_bytes(fn) for name, fn in cases.items()}
 
     entry = compiled.entry_for(*inputs)
     print(f"GELU MLP, batch {args.batch}, {args.width} -> {args.hidden} -> {args.width}, "

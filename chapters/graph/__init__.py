@@ -16,7 +16,7 @@ from .eager import EagerRun, run_eager
 from .frontend import TracerWarning, Value, maximum, minimum, where
 from .interpreter import run
 from .ir import Graph, GraphError, Node, topological_sort
-from .memory import MemoryPlan, PlannedExecutor, plan_memory
+from .memory import MemoryPlan, PlannedExecutor, measured_peak_bytes, plan_memory
 from .ops import (
     REGISTRY,
     OpDef,
@@ -34,6 +34,7 @@ __all__ = [
     "REGISTRY", "CompiledFunction", "EagerRun", "Graph", "GraphError", "MemoryPlan", "Node",
     "OpDef", "PlannedExecutor", "ShapeError", "TensorMeta", "TraceError", "TracerWarning",
     "UnknownOpError", "Value", "broadcast_shapes", "compile", "get_op", "maximum", "minimum",
-    "optimize", "plan_memory", "register_op", "run", "run_eager", "topological_sort", "trace",
+    "measured_peak_bytes", "optimize", "plan_memory", "register_op", "run", "run_eager",
+    "topological_sort", "trace",
     "where",
 ]

@@ -1,11 +1,17 @@
 """Memory planning: the plan is valid, and the executor really reuses buffers."""
 
-import tracemalloc
 
 import numpy as np
 from hypothesis import given, settings
 
-from chapters.graph import PlannedExecutor, optimize, plan_memory, run, trace
+from chapters.graph import (
+    PlannedExecutor,
+    measured_peak_bytes,
+    optimize,
+    plan_memory,
+    run,
+    trace,
+)
 from chapters.torchcheck import assert_close
 
 from .graphs import random_graphs
@@ -69,21 +75,11 @@ def test_planned_execution_equals_interpretation(case):
                 assert_close(a, b, rtol=0, atol=0, what="planned vs interpreted")
 
 
-def peak_bytes(fn):
-    fn()  # warm up
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_executor_really_reuses_buffers_measured():
     graph = trace(chain, X)
     executor = PlannedExecutor(graph)
-    interpreted = peak_bytes(lambda: run(graph, X))
-    planned = peak_bytes(lambda: executor(X))
+    interpreted = measured_peak_bytes(lambda: run(graph, X))
+    planned = measured_peak_bytes(lambda: executor(X))
     # the interpreter allocates a fresh array per node (three alive at its peak);
     # the executor's buffers exist already, so a call allocates almost nothing
     assert interpreted >= 3 * X.nbytes
