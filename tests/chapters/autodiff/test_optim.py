@@ -14,14 +14,7 @@ from chapters.torchcheck import assert_close, to_numpy, to_torch
 STEPS = 60
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """These models are tiny: torch's intra-op threads only contend with each other
-    (and with other processes) on a small machine, making the runs slow and noisy."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 
