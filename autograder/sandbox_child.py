@@ -130,7 +130,9 @@ def _build_root(call, root, hide, hide_packages):
         if os.path.exists(dev):
             _bind(call, dev, root, read_only=False)
     for d, mode in (("/sandbox", 0o700), ("/tmp", 0o1777)):
-        os.mkdir(root + d)
+        # exist_ok: /tmp is already there when the Python runtime itself lives
+        # under /tmp (a checkout in /tmp with its .venv, bound above)
+        os.makedirs(root + d, exist_ok=True)
         os.chmod(root + d, mode)
     os.chown(root + "/sandbox", NOBODY, NOBODY)
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -20,13 +22,20 @@ ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="isolation needs root")
 FULL = {"scaled_sum": 4.0, "word_counts": 3.0, "unique": 2.0, "pair_total": 1.0}
 MARKER = f"/tmp/autograder-escape-{uuid.uuid4().hex}"
 SPEC = str(TOY / "spec.py")
-ENGINE = str(TOY.parents[2] / "chapters" / "graph" / "ops.py")
+PROJECT = TOY.parents[2]
+ENGINE = str(PROJECT / "chapters" / "graph" / "ops.py")
+RUNTIME = os.path.realpath(sys.base_prefix)  # the Python install the sandbox mounts
+VENV = Path(sys.prefix).resolve()
+# Inside the sandbox the project tree shows only the path down to the virtual
+# environment (when the environment lives in the project), or nothing at all.
+PROJECT_SEEN = (f"listed {VENV.relative_to(PROJECT).parts[0]}" if VENV.is_relative_to(PROJECT)
+                else "FileNotFoundError")
 
 READ_SECRETS = f'''
 import os
 def word_counts(text):
     found = {{}}
-    for path in [{SPEC!r}, {ENGINE!r}, GRADEBOOK, "/work/main", "/root/.pyenv"]:
+    for path in [{SPEC!r}, {ENGINE!r}, GRADEBOOK, {str(PROJECT)!r}, {RUNTIME!r}]:
         try:
             if os.path.isdir(path):
                 found[path] = "listed " + ",".join(sorted(os.listdir(path)))
@@ -224,8 +233,8 @@ def test_the_child_cannot_see_the_spec_the_engine_the_gradebook_or_the_project(b
         assert f"'{path}': 'FileNotFoundError'" in seen, seen
     # Only the read-only runtime is mounted: the project tree shows nothing but the
     # path down to the virtual environment's site-packages.
-    assert "'/work/main': 'listed .venv'" in seen, seen
-    assert "'/root/.pyenv': 'listed versions'" in seen, seen
+    assert f"'{PROJECT}': '{PROJECT_SEEN}'" in seen, seen
+    assert f"'{RUNTIME}': 'listed " in seen, seen
     assert "LabSpec" not in seen and "register_op" not in seen
 
 
