@@ -219,5 +219,6 @@ def describe(root) -> str:
     counts = {n: names.count(n) for n in dict.fromkeys(names)}
     leaves = counts.pop("AccumulateGrad", 0)
     ops = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items())
-    return (f"backward graph of a {_shape(root)} tensor: {sum(counts.values())} backward "
+    kind = "scalar" if tuple(root.shape) == () else f"{_shape(root)}"
+    return (f"backward graph of a {kind} tensor: {sum(counts.values())} backward "
             f"functions ({ops}) and {leaves} leaf accumulators (AccumulateGrad)")

@@ -81,3 +81,10 @@ def test_drawing_renders_to_svg_when_dot_is_installed():
         pytest.skip("Graphviz dot is not installed")
     assert drawing.svg.lstrip().startswith(("<?xml", "<svg"))
     assert "image/svg+xml" in drawing._repr_mimebundle_()
+
+
+@pytest.mark.parametrize("lib", list(LIBS))
+def test_summary_calls_a_zero_dimensional_result_a_scalar(lib):
+    x = LIBS[lib](np.array([1.0, 2.0], np.float32))
+    assert av.describe((x * x).sum()).startswith("backward graph of a scalar tensor")
+    assert av.describe(x * x).startswith("backward graph of a [2] tensor")
