@@ -411,7 +411,7 @@ def schedule_explorer(p: int = 4):
     fraction, step time and activations held per stage update as text."""
     import ipywidgets as widgets
 
-    from chapters.distributed.pipeline import SCHEDULES
+    from chapters.distributed.pipeline import SCHEDULES, peak_in_flight
 
     schedule = widgets.Dropdown(options=list(SCHEDULES), value="1f1b", description="schedule")
     stages = widgets.IntSlider(value=p, min=2, max=8, description="stages")
@@ -422,13 +422,7 @@ def schedule_explorer(p: int = 4):
         s_count, m = stages.value, micro.value
         actions = [SCHEDULES[schedule.value](s_count, m, s) for s in range(s_count)]
         intervals = schedule_timeline(actions)
-        peaks = []
-        for stage_actions in actions:
-            held = peak = 0
-            for kind, _ in stage_actions:
-                held += 1 if kind == "F" else -1
-                peak = max(peak, held)
-            peaks.append(peak)
+        peaks = [peak_in_flight(stage_actions) for stage_actions in actions]
         summary.value = (pipeline_summary(intervals, s_count, m, schedule.value)
                          + f" Activations held at most, per stage: {peaks}.")
 

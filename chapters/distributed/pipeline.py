@@ -56,6 +56,17 @@ def one_f_one_b_schedule(p: int, m: int, stage: int) -> list[tuple[str, int]]:
 SCHEDULES = {"gpipe": gpipe_schedule, "1f1b": one_f_one_b_schedule}
 
 
+def peak_in_flight(actions: list[tuple[str, int]]) -> int:
+    """The most micro-batches whose activations a stage holds at once under its
+    schedule: a forward stores one, the matching backward frees it. GPipe holds
+    all ``m``; 1F1B at most ``p - stage``."""
+    held = peak = 0
+    for kind, _ in actions:
+        held += 1 if kind == "F" else -1
+        peak = max(peak, held)
+    return peak
+
+
 def split_sequential(model: Sequential, p: int) -> list[Sequential]:
     """Cut ``model``'s layers into ``p`` consecutive stages of near-equal length
     (the layers are shared, not copied)."""

@@ -23,7 +23,7 @@ import torch.distributed as dist
 
 from autograder.spec import Case, Exercise, LabSpec
 from chapters.distributed.collectives import all_reduce
-from chapters.distributed.pipeline import gpipe_schedule, one_f_one_b_schedule
+from chapters.distributed.pipeline import gpipe_schedule, one_f_one_b_schedule, peak_in_flight
 from chapters.distributed.sim import run_simulated
 
 _TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16,
@@ -81,13 +81,7 @@ def ref_pipeline_timeline(schedules, t_forward, t_backward):
                 end[(op, s, mb)] = clock
     makespan = max(end.values())
     busy = sum(t_forward if op == "F" else t_backward for a in schedules for op, _ in a)
-    peaks = []
-    for actions in schedules:
-        live = peak = 0
-        for op, _ in actions:
-            live += 1 if op == "F" else -1
-            peak = max(peak, live)
-        peaks.append(peak)
+    peaks = [peak_in_flight([tuple(a) for a in actions]) for actions in schedules]
     return {"makespan": makespan, "bubble_fraction": 1 - busy / (p * makespan),
             "peak_in_flight": peaks}
 
