@@ -28,7 +28,8 @@ never drift apart. Four details make it fast, as in ``torch.nn.parallel.Distribu
 Differences from torch, on purpose: the simulated world runs the all-reduce in
 the hook itself (its ranks take turns, so a background thread could not talk
 for them), so it shows buckets but not overlap; torch's first bucket is capped
-at 1 MB so that communication starts earlier — here all buckets share one cap;
+at 1 MiB so that communication starts earlier — here all buckets share one cap
+(torch's closing rule otherwise, checked against its own bucket assignment);
 and every parameter must get a gradient in every synchronized backward (torch's
 ``find_unused_parameters=False`` behaviour; an incomplete reduction is reported
 at the next forward, as torch does).
@@ -77,23 +78,26 @@ class BucketEvent:
 
 
 def build_buckets(named_params, bucket_cap_bytes: float) -> list[Bucket]:
-    """Pack parameters, last registered first, into buckets of at most
-    ``bucket_cap_bytes`` (a parameter larger than the cap gets a bucket of its
-    own; a dtype change also starts a new bucket). A cap of 0 gives one bucket
-    per parameter."""
-    buckets, current, size = [], [], 0
-    for name, p in reversed(list(named_params)):
-        nbytes = p.data.nbytes
-        if current and (size + nbytes > bucket_cap_bytes
-                        or p.data.dtype != current[0][1].data.dtype):
-            buckets.append(current)
-            current, size = [], 0
-        current.append((name, p))
-        size += nbytes
-    if current:
-        buckets.append(current)
+    """Pack parameters into buckets the way torch's DDP does.
+
+    Parameters are taken last registered first (backward produces the last
+    layer's gradients first). Each dtype has one open bucket; a parameter joins
+    the open bucket of its dtype, and the bucket is closed as soon as it holds
+    ``bucket_cap_bytes`` or more, so a bucket overshoots the cap by at most its
+    last parameter. Buckets come out in the order of their first parameter. A
+    cap of 0 gives one bucket per parameter.
+    """
+    order = list(reversed(list(named_params)))
+    open_buckets: dict[np.dtype, list[int]] = {}
+    buckets = []
+    for index, (_, p) in enumerate(order):
+        members = open_buckets.setdefault(p.data.dtype, [])
+        members.append(index)
+        if sum(order[i][1].data.nbytes for i in members) >= bucket_cap_bytes:
+            buckets.append(open_buckets.pop(p.data.dtype))
     out = []
-    for members in buckets:
+    for indices in sorted(buckets + list(open_buckets.values())):  # by first parameter
+        members = [order[i] for i in indices]
         total = sum(p.data.size for _, p in members)
         bucket = Bucket([p for _, p in members], [n for n, _ in members],
                         np.zeros(total, dtype=members[0][1].data.dtype))

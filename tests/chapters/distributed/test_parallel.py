@@ -185,15 +185,36 @@ def test_zero_bytes_per_rank_follow_the_paper(p):
         assert per_param == pytest.approx(paper_bytes_per_param(stage, p), rel=0.01)
 
 
-def test_buckets_take_parameters_in_reverse_order_under_the_cap():
+def _torch_bucket_names(named, cap_bytes):
+    """torch's own DDP bucket assignment (one cap for every bucket), as parameter names."""
+    import torch.distributed as dist
+
+    order = list(reversed(named))
+    tensors = [torch.empty(p.data.shape, dtype=getattr(torch, p.data.dtype.name))
+               for _, p in order]
+    buckets, _ = dist._compute_bucket_assignment_by_size(tensors, [cap_bytes],
+                                                         [False] * len(tensors))
+    return [[order[i][0] for i in bucket] for bucket in buckets]
+
+
+@pytest.mark.parametrize("cap", [0, 400, 41000, 45000, 25 * 2**20])
+def test_buckets_are_assigned_as_torch_ddp_assigns_them(cap):
+    net = nn.Sequential(nn.Linear(100, 100), nn.Linear(100, 10), nn.Linear(10, 10),
+                        nn.Linear(10, 4).double(), nn.Linear(4, 3))
+    named = list(net.named_parameters())
+    buckets = build_buckets(named, bucket_cap_bytes=cap)
+    assert [b.names for b in buckets] == _torch_bucket_names(named, cap)
+    assert sorted(n for b in buckets for n in b.names) == sorted(n for n, _ in named)
+    for b in buckets:  # a bucket overshoots the cap by at most its last parameter
+        assert b.nbytes - b.params[-1].data.nbytes < max(cap, 1)
+
+
+def test_buckets_take_parameters_in_reverse_order():
     net = nn.Sequential(nn.Linear(100, 100), nn.Linear(100, 10), nn.Linear(10, 10))
     named = list(net.named_parameters())
-    sizes = {n: p.data.nbytes for n, p in named}
     buckets = build_buckets(named, bucket_cap_bytes=41000)
     order = [n for b in buckets for n in b.names]
     assert order == [n for n, _ in reversed(named)]
-    for b in buckets:
-        assert sum(sizes[n] for n in b.names) <= 41000 or len(b.names) == 1
     assert len(build_buckets(named, 0)) == len(named)
     assert len(build_buckets(named, 25 * 2**20)) == 1
 
