@@ -6,7 +6,8 @@ NaN/inf, or a derivative rule returning NaN/inf, raises at once with the op's
 name and creation site, instead of letting the NaN spread to the weights. It
 costs a stack walk per op, so it is a debugging mode (as in PyTorch, whose
 ``torch.autograd.detect_anomaly`` checks backward only; here the forward
-check can be turned off with ``check_forward=False``).
+check can be turned off with ``check_forward=False``). Both raise
+``RuntimeError``, as torch does.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def check_forward(op: str, result) -> None:
         return
     bad = _bad(result.data)
     if bad:
-        raise FloatingPointError(
+        raise RuntimeError(
             f"anomaly detected: op {op!r} produced {bad} values in its forward output "
             f"(shape {list(result.shape)}), created at {creation_site()}.")
 
@@ -62,7 +63,7 @@ def check_backward(node, input_grads) -> None:
             continue
         bad = _bad(g.data)
         if bad:
-            raise FloatingPointError(
+            raise RuntimeError(
                 f"anomaly detected: function '{node.name}' returned {bad} values in its "
                 f"{i}th output (the gradient for input {i}). The op was created at "
                 f"{node.site or '<site not recorded: it was created outside detect_anomaly>'}.")
