@@ -32,8 +32,9 @@ $(STAMP): pyproject.toml
 system-deps:
 	@bash tools/system-deps.sh
 
+# As root (a container, a cloud box) Jupyter refuses to start without --allow-root.
 lab: setup
-	$(VENV)/bin/jupyter lab --notebook-dir=chapters
+	$(VENV)/bin/jupyter lab --notebook-dir=chapters $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 test: setup
 	$(PY) -m pytest
