@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.notebooks.harness import ROOT
+from tests.system_deps import missing
 
 from .jupyterlab_server import running_jupyterlab
 
@@ -24,9 +25,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 
 
 def _missing(reason: str):
-    if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason} (COURSE_REQUIRE_BROWSER=1 makes this a failure)")
-    pytest.skip(reason)
+    missing(reason, "COURSE_REQUIRE_BROWSER")
 
 
 @pytest.fixture(scope="session")

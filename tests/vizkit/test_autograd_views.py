@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import chapters.autodiff as ad
+from tests.system_deps import require_dot
 from vizkit import autograd_views as av
 
 LIBS = {"engine": lambda a: ad.tensor(a, requires_grad=True),
@@ -75,10 +76,9 @@ def test_summaries_of_values():
 
 
 def test_drawing_renders_to_svg_when_dot_is_installed():
+    require_dot()
     x, y = source_example(LIBS["torch"])
     drawing = av.backward_graph(y, {"x": x})
-    if drawing.svg is None:
-        pytest.skip("Graphviz dot is not installed")
     assert drawing.svg.lstrip().startswith(("<?xml", "<svg"))
     assert "image/svg+xml" in drawing._repr_mimebundle_()
 

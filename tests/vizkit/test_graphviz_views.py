@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from chapters.graph import plan_memory, run, trace
+from tests.system_deps import require_dot
 from vizkit import graphviz_views as gv
 from vizkit.execution_stepper import execution_stepper
 from vizkit.memory_views import live_buffer_figure, live_buffer_summary
@@ -55,6 +56,7 @@ def test_large_graphs_collapse_chains_and_cut_by_depth():
     assert "ops: add → mul → add" in collapsed
     shallow = gv.to_dot(graph, depth=4, collapse=0)
     assert dot_node_count(shallow) <= 10 and "earlier nodes" in shallow
+    require_dot()
     assert gv.render_svg(collapsed).lstrip().startswith("<?xml")
 
 
