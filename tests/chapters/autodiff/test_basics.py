@@ -71,3 +71,35 @@ def test_no_grad_records_nothing():
             z = x * 2
     assert y.grad_fn is None and not y.requires_grad
     assert z.grad_fn is not None and ad.is_grad_enabled()
+
+
+GRAD_FN_CASES = {
+    "add": lambda a, v, b, w, c, F: a + a,
+    "matmul 2-D @ 2-D": lambda a, v, b, w, c, F: a @ b,
+    "matmul 2-D @ 1-D": lambda a, v, b, w, c, F: a @ v,
+    "matmul 1-D @ 1-D": lambda a, v, b, w, c, F: v @ v,
+    "sum": lambda a, v, b, w, c, F: a.sum(),
+    "sum over a dim": lambda a, v, b, w, c, F: a.sum(dim=0),
+    "mean over a dim": lambda a, v, b, w, c, F: a.mean(1, keepdim=True),
+    "max of all": lambda a, v, b, w, c, F: a.max(),
+    "expand": lambda a, v, b, w, c, F: a.expand(2, 3, 4),
+    "cast": lambda a, v, b, w, c, F: a.double(),
+    "reshape": lambda a, v, b, w, c, F: a.reshape(12),
+    "linear": lambda a, v, b, w, c, F: F.linear(a, w, c),
+    "linear without bias": lambda a, v, b, w, c, F: F.linear(a, w),
+    "log_softmax": lambda a, v, b, w, c, F: F.log_softmax(a, dim=1),
+}
+
+
+def test_grad_fn_names_are_torchs_including_dispatch_dependent_ones():
+    import torch.nn.functional as torch_F
+
+    import chapters.autodiff.functional as engine_F
+
+    rng = np.random.default_rng(0)
+    shapes = ((3, 4), (4,), (4, 5), (5, 4), (5,))
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    for case, fn in GRAD_FN_CASES.items():
+        names = [fn(*[lib.tensor(x, requires_grad=True) for x in arrays], F).grad_fn.name()
+                 for lib, F in ((ad, engine_F), (torch, torch_F))]
+        assert names[0] == names[1], (case, names)
