@@ -31,15 +31,19 @@ def _gradebook_path(args, lab) -> Path:
     return Path(args.gradebook) if args.gradebook else DEFAULT_GRADES / lab.id / "gradebook.sqlite3"
 
 
+def _points(row) -> str:
+    """``score/max`` with at most two decimals (partial credit is often a fraction)."""
+    return f"{round(row['score'], 2):g}/{row['max_score']:g}"
+
+
 def format_table(book, lab) -> str:
     ids = [ex.id for ex in lab.exercises]
     rows = [["student", *ids, "total"]]
     for sub in book.students(lab.id):
         scores = {e["exercise"]: e for e in book.exercises(lab.id, sub["student"])}
         rows.append([sub["student"]]
-                    + [f"{scores[i]['score']:g}/{scores[i]['max_score']:g}" if i in scores else "-"
-                       for i in ids]
-                    + [f"{sub['score']:g}/{sub['max_score']:g}"])
+                    + [_points(scores[i]) if i in scores else "-" for i in ids]
+                    + [_points(sub)])
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]

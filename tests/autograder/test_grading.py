@@ -179,3 +179,11 @@ def test_without_namespaces_grading_still_works_and_the_log_says_what_is_missing
     with Gradebook(book) as gb:
         assert {s["student"]: s["score"] for s in gb.students("toy_lab")} == {
             "ada": 10.0, "bo": 0.0, "cy": pytest.approx(7.4)}
+
+
+def test_the_table_shows_partial_credit_with_two_decimals():
+    from autograder.cli import _points
+
+    assert _points({"score": 6 / 7 * 2, "max_score": 2.0}) == "1.71/2"
+    assert _points({"score": 17.0, "max_score": 17.0}) == "17/17"
+    assert _points({"score": 0.0, "max_score": 3.0}) == "0/3"
