@@ -24,6 +24,7 @@ import ast
 import hashlib
 import re
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -174,6 +175,13 @@ def runnable_source(source: str) -> str:
     return "\n".join(lines)
 
 
+# Submissions are graded on threads (-j N). CPython 3.11's AST constructor keeps
+# its recursion depth in interpreter-wide state, so two threads parsing at once
+# can fail with "SystemError: AST constructor recursion depth mismatch"
+# (python/cpython#106905): parsing is serialised.
+_PARSE_LOCK = threading.Lock()
+
+
 def forbidden_in_source(source: str, forbid: tuple[str, ...]) -> list[str]:
     """Forbidden modules a cell imports by name (``import x``, ``from x import``,
     ``__import__("x")``, ``importlib.import_module("x")``). Cells that do not parse
@@ -181,7 +189,8 @@ def forbidden_in_source(source: str, forbid: tuple[str, ...]) -> list[str]:
     if not forbid:
         return []
     try:
-        tree = ast.parse(source)
+        with _PARSE_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     names = []
