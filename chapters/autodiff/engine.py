@@ -180,20 +180,22 @@ def _root_node(t: Tensor):
     return t.grad_fn if t.grad_fn is not None else t._accumulator()
 
 
+def _as_tuple(value):
+    """torch's autograd functions take one tensor or a sequence of them."""
+    return (value,) if isinstance(value, Tensor) else value
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs=None) -> None:
     """``torch.autograd.backward``: accumulate gradients of ``tensors`` into leaves."""
-    if isinstance(tensors, Tensor):
-        tensors = (tensors,)
-    if isinstance(grad_tensors, Tensor):
-        grad_tensors = (grad_tensors,)
+    tensors, grad_tensors = _as_tuple(tensors), _as_tuple(grad_tensors)
     retain_graph = create_graph if retain_graph is None else retain_graph
     root_grads = _root_gradients(tensors, grad_tensors)
     roots = [_root_node(t) for t in tensors]
     if inputs is None:
         run_backward(roots, root_grads, retain_graph, create_graph)
         return
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    inputs = tuple(_as_tuple(inputs))
     got = grad(tensors, inputs, grad_tensors, retain_graph, create_graph, allow_unused=True)
     for t, g in zip(inputs, got, strict=True):
         if g is not None:
@@ -203,12 +205,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False, allow_unused: bool = False) -> tuple:
     """``torch.autograd.grad``: d(outputs)/d(inputs), returned, not accumulated."""
-    if isinstance(outputs, Tensor):
-        outputs = (outputs,)
-    if isinstance(inputs, Tensor):
-        inputs = (inputs,)
-    if isinstance(grad_outputs, Tensor):
-        grad_outputs = (grad_outputs,)
+    outputs, inputs, grad_outputs = _as_tuple(outputs), _as_tuple(inputs), _as_tuple(grad_outputs)
     retain_graph = create_graph if retain_graph is None else retain_graph
     root_grads = _root_gradients(outputs, grad_outputs)
     targets = []
