@@ -54,7 +54,7 @@ class NodeName(str):
         return str(self)
 
 
-_NAMES: dict[str, NodeName] = {}
+_NAMES: dict[tuple, NodeName] = {}
 
 # Where torch's grad_fn name depends on the arguments (which kernel the call
 # dispatched to), not only on the op: (op, variant) -> torch's name.
@@ -69,27 +69,29 @@ _DISPATCHED = {
 }
 
 
-def _variant(op: str, attrs: dict, ndims: tuple, out_ndim: int):
-    """The argument pattern that decides torch's kernel, for the ops in ``_DISPATCHED``."""
+def _variant(op: str, attrs: dict, input_meta: tuple, out_ndim: int):
+    """The argument pattern that decides torch's kernel, for the ops in ``_DISPATCHED``
+    (``input_meta[i]`` is ``(shape, dtype)``, or None for an input needing no gradient)."""
     if op in ("sum", "mean"):
         return "dim" if attrs.get("dim") is not None else None
     if op == "amax":
         return "all" if attrs.get("dim") is None else None
     if op == "matmul":
-        return ndims if None not in ndims else (1, 1) if out_ndim == 0 else None
+        if None not in input_meta:
+            return tuple(len(shape) for shape, _ in input_meta)
+        return (1, 1) if out_ndim == 0 else None
     if op == "linear":  # torch's addmm/mm for a 2-D input (3-D inputs add a view)
-        return None if out_ndim != 2 else ("bias" if len(ndims) == 3 else "no bias")
+        return None if out_ndim != 2 else ("bias" if len(input_meta) == 3 else "no bias")
     return None
 
 
-def backward_name(op: str, attrs: dict | None = None, ndims: tuple = (),
+def backward_name(op: str, attrs: dict | None = None, input_meta: tuple = (),
                   out_ndim: int = -1) -> NodeName:
     """torch's name for the backward of ``op``: ``"log_softmax"`` ->
     ``"LogSoftmaxBackward0"``; where torch's name depends on the call
     (``x.sum(dim=0)`` is ``SumBackward1``, a 2-D ``@`` is ``MmBackward0``),
-    ``ndims`` (each input's number of dimensions, None if unknown) and
-    ``out_ndim`` pick it."""
-    key = (op, _variant(op, attrs or {}, ndims, out_ndim))
+    the inputs' meta and ``out_ndim`` pick it."""
+    key = (op, _variant(op, attrs or {}, input_meta, out_ndim))
     name = _NAMES.get(key)
     if name is None:
         camel = "".join(part.capitalize() for part in re.split(r"_+", op) if part)
@@ -119,8 +121,7 @@ class BackwardNode(Node):
         self.input_meta = input_meta
         self.attrs = attrs
         self.users = []
-        self.name = backward_name(op, attrs, tuple(None if m is None else len(m[0])
-                                                   for m in input_meta), out.ndim)
+        self.name = backward_name(op, attrs, input_meta, out.ndim)
         self.out_shape = out.shape
         self.out_dtype = out.dtype
         self._saved = None
