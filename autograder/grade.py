@@ -15,12 +15,20 @@ Case statuses: ``passed``, ``failed`` (wrong value), ``error`` (raised, or retur
 something that cannot be sent back), ``not_attempted`` (the release stub's
 ``NotImplementedError``), ``timeout``, ``crashed`` (the process died),
 ``forbidden_import`` (the exercise scores 0), ``missing`` (no exercise cell),
-``invalid_submission`` (the file is not a readable notebook).
+``too_large`` (the returned value is over the size caps), ``invalid_submission``
+(the file is not a readable notebook), ``grader_error`` (the grader itself failed
+on this submission: the case scores 0 and the log says why).
+
+A hidden case is recorded as its name, outcome and, for an error, the exception
+class when it is a built-in one: never the submission's message, printed output,
+returned value or the expected value, since all of those can carry the hidden
+input back to the student.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import re
 import sys
@@ -63,6 +71,7 @@ class CaseGrade:
     message: str = ""
     seconds: float = 0.0
     detail: dict | None = None
+    error_type: str = ""
 
 
 @dataclass
@@ -125,8 +134,23 @@ class Plan:
 
 
 def _short(value, limit=DETAIL_CHARS) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception as err:  # a 5000-digit int, a structure nested too deeply
+        return f"<a {type(value).__name__} that cannot be shown: {type(err).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def safe_error_type(name: str) -> str:
+    """The exception class a hidden case may report: a built-in one by name, any
+    other as "an exception class of its own" (its name is the submission's choice)."""
+    if not name:
+        return ""
+    return name if name in BUILTIN_EXCEPTIONS else "an exception class of its own"
 
 
 def prepare(lab: LabSpec, time_limit: float | None = None, memory_mb: int = 1024,
@@ -191,7 +215,7 @@ def forbidden_in_source(source: str, forbid: tuple[str, ...]) -> list[str]:
     try:
         with _PARSE_LOCK:
             tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     names = []
     for node in ast.walk(tree):
@@ -259,11 +283,24 @@ def grade_exercises(plan: Plan, cells: list[dict]) -> list[ExerciseGrade]:
             to_run.append(ex)
     if to_run:
         jobs = [Job(ex.id, ex.function, plan.inputs[ex.id], tuple(ex.forbid_imports),
-                    plan.wall_s(ex)) for ex in to_run]
+                    plan.wall_s(ex), tuple(c.hidden for c in ex.cases)) for ex in to_run]
         runs = run_submission(cells=cells, support=plan.support, jobs=jobs, limits=plan.limits())
         for ex, run in zip(to_run, runs, strict=True):
-            grades[ex.id] = _from_run(plan, ex, cells, run)
+            try:
+                grades[ex.id] = _from_run(plan, ex, cells, run)
+            except Exception as err:  # never lose the submission's row over one exercise
+                grades[ex.id] = _grader_error(plan, ex, cells, err)
     return [grades[ex.id] for ex in plan.lab.exercises]
+
+
+def _grader_error(plan: Plan, ex: Exercise, cells: list[dict], err: Exception) -> ExerciseGrade:
+    message = (f"the grader failed while grading this exercise ({type(err).__name__}); it "
+               "scores 0 for now: tell your instructor, who can re-grade it")
+    cases = [CaseGrade(c.name, c.hidden, "grader_error", 0.0, _case_max(plan, ex, c), message)
+             for c in ex.cases]
+    own = [c for c in cells if c["exercise"] == ex.id]
+    return ExerciseGrade(ex.id, 0.0, plan.points[ex.id], "grader_error", message, cases,
+                         _code_hash(own))
 
 
 def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run) -> ExerciseGrade:
@@ -299,12 +336,41 @@ def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run) -> ExerciseGrade
         status = "partial" if score > 0 else "failed"
     if own_errors:
         notes.append("your exercise cell raised when run: " + own_errors[0].splitlines()[-1])
+    notes += run.cell_notes
     return ExerciseGrade(ex.id, score, plan.points[ex.id], status, "\n".join(notes), cases,
                          _code_hash(own), run.stdout, run.stderr, run.total_s, run.timed_out,
                          all(c.status == "crashed" for c in cases), run.notes)
 
 
 def _grade_case(plan, ex, case, outcome, expected, own_errors) -> CaseGrade:
+    """Score one case; a hidden one keeps only its name, outcome and a safe error class."""
+    try:
+        grade = _grade_case_fully(plan, ex, case, outcome, expected, own_errors)
+    except Exception as err:  # whatever came back, this case scores 0 with a reason
+        grade = CaseGrade(case.name, case.hidden, "error", 0.0, _case_max(plan, ex, case),
+                          f"the grader could not read this result ({type(err).__name__})",
+                          0.0, None)
+    if case.hidden:
+        grade.detail = None
+        grade.error_type = safe_error_type(grade.error_type)
+        grade.message = _hidden_message(grade)
+    return grade
+
+
+def _hidden_message(grade: CaseGrade) -> str:
+    """What a hidden case may say: the outcome, and the exception class for an error."""
+    if grade.status == "passed":
+        return ""
+    if grade.status == "error" and grade.error_type:
+        return f"raised {grade.error_type}"
+    return {"failed": "wrong result", "error": "an error (details are not shown for a hidden "
+            "case)", "not_attempted": "not attempted", "timeout": "timed out",
+            "crashed": "the process died", "too_large": "the returned value was too large",
+            "forbidden_import": "imports a module this exercise forbids",
+            "missing": "the function is missing"}.get(grade.status, grade.status)
+
+
+def _grade_case_fully(plan, ex, case, outcome, expected, own_errors) -> CaseGrade:
     max_score = _case_max(plan, ex, case)
     detail = None if case.hidden else {"args": _short(case.args), "kwargs": _short(case.kwargs),
                                        "expected": _short(expected)}
@@ -325,16 +391,14 @@ def _grade_case(plan, ex, case, outcome, expected, own_errors) -> CaseGrade:
                          "wrong result: " + result.message, outcome.seconds, detail)
     mapped = {"not_attempted": "not_attempted", "raised": "error", "unencodable": "error",
               "forbidden": "forbidden_import", "missing": "error", "timeout": "timeout",
-              "crashed": "crashed"}[status]
+              "crashed": "crashed", "too_large": "too_large"}[status]
     if status == "not_attempted":
         message = "not attempted (the function still raises NotImplementedError)"
     elif status == "missing" and own_errors:
         message = (f"your exercise cell failed before defining {ex.function!r}:\n"
                    f"{own_errors[0]}")
-    if case.hidden and mapped == "error":
-        message = message.splitlines()[-1] if message else ""
     return CaseGrade(case.name, case.hidden, mapped, 0.0, max_score, message, outcome.seconds,
-                     detail)
+                     detail, outcome.error_type if mapped == "error" else "")
 
 
 def student_id(path: Path, nb, id_from: str = "filename") -> str:

@@ -7,8 +7,11 @@ Tables:
 * ``exercises`` — one row per student x exercise: score, status, message, the
   submitted code's hash, captured (truncated) stdout/stderr, time.
 * ``cases`` — one row per student x exercise x case: score, status, message,
-  seconds, code hash, and for *public* cases a JSON ``detail`` (input, expected,
-  got) for feedback; hidden cases never store more than name and outcome.
+  seconds, code hash, the exception class of an error (``error_type``), and for
+  *public* cases a JSON ``detail`` (input, expected, got) for feedback. A hidden
+  case stores its name, outcome, score, time and a message the grader wrote (for
+  an error, only the class when it is a built-in one): never the submission's
+  messages, output or values, nor the expected value.
 
 Re-grading a submission replaces its rows inside one transaction, so a grader
 killed mid-batch leaves every earlier submission complete and the interrupted
@@ -35,7 +38,7 @@ CREATE TABLE IF NOT EXISTS exercises (
 CREATE TABLE IF NOT EXISTS cases (
     lab TEXT NOT NULL, student TEXT NOT NULL, exercise TEXT NOT NULL, name TEXT NOT NULL,
     position INTEGER, hidden INTEGER, score REAL, max_score REAL, status TEXT,
-    message TEXT, seconds REAL, code_hash TEXT, detail TEXT,
+    message TEXT, seconds REAL, code_hash TEXT, detail TEXT, error_type TEXT,
     PRIMARY KEY (lab, student, exercise, name));
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, lab TEXT, started_at TEXT, finished_at TEXT,
@@ -58,6 +61,9 @@ class Gradebook:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(cases)")}
+        if "error_type" not in columns:  # a gradebook written before the column existed
+            self.db.execute("ALTER TABLE cases ADD COLUMN error_type TEXT")
 
     def __enter__(self):
         return self
@@ -87,11 +93,12 @@ class Gradebook:
                            (*key, ex.exercise, pos, ex.score, ex.max_score, ex.status,
                             ex.message, ex.code_hash, ex.stdout, ex.stderr, ex.seconds))
                 for cpos, case in enumerate(ex.cases):
-                    db.execute("INSERT INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    db.execute("INSERT INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                (*key, ex.exercise, case.name, cpos, int(case.hidden), case.score,
                                 case.max_score, case.status, case.message, case.seconds,
                                 ex.code_hash,
-                                None if case.hidden else json.dumps(case.detail)))
+                                None if case.hidden else json.dumps(case.detail),
+                                case.error_type or None))
             db.execute("INSERT INTO submissions VALUES (?,?,?,?,?,?,?,?,?,?)",
                        (*key, grade.path, grade.file_hash, grade.fingerprint, _now(),
                         grade.score, grade.max_score, grade.status, "\n".join(grade.notes)))
