@@ -657,8 +657,10 @@ def _fill(result: SandboxRun, run: _Run, job: Job, limits: Limits, killed: bool)
                 "before returning a result for this case"))
         elif reason == "overflow":
             outcome = CaseOutcome("too_large", message=(
-                f"your code sent back more than {limits.result_bytes // (1 << 20)} MiB of "
-                "results for this exercise; return just what the exercise asks for"))
+                f"the results were too large: your code sent back more than "
+                f"{limits.result_bytes // (1 << 20)} MiB for this exercise's "
+                f"{'hidden' if run.hidden else 'public'} cases; return just what the "
+                "exercise asks for"))
         else:
             outcome = CaseOutcome("crashed", message=(
                 f"the exercise's process {describe_exit(status)} before returning a result "

@@ -55,6 +55,8 @@ MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
 DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
 FRAME_HEADER = 8          # bytes of big-endian length before each frame on stdin
+MASKED = ("No module named {0!r} here: the grader leaves it out of this exercise's "
+          "file system")
 CASE_LINE = re.compile(rb'^\{"event":"case","i":(\d{1,6}),')
 
 
@@ -143,14 +145,21 @@ def _python_dirs():
 
 
 def _mask_packages(call, dirs, packages, prefix=""):
-    """Make each of ``packages`` (top-level import names) absent under ``dirs``: an
-    empty read-only tmpfs over a package directory, an empty file over a module."""
+    """Make each of ``packages`` (top-level import names) absent under ``dirs``: over a
+    package directory a read-only tmpfs whose only file, ``__init__.py``, raises
+    ModuleNotFoundError (an empty directory would import as a namespace package);
+    over a single-file module, an empty file."""
     for d in dirs:
         for package in packages:
             base = prefix + os.path.join(d, package)
             if os.path.isdir(base):
-                call("mount", b"tmpfs", base.encode(), b"tmpfs",
-                     MS_RDONLY | MS_NOSUID | MS_NODEV, b"size=4k")
+                call("mount", b"tmpfs", base.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                     b"size=16k,mode=755")
+                with open(os.path.join(base, "__init__.py"), "w") as fh:
+                    fh.write(f"raise ModuleNotFoundError({MASKED.format(package)!r}, "
+                             f"name={package!r})\n")
+                call("mount", None, base.encode(), None,
+                     MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
             for name in _module_files(prefix + d, package):
                 call("mount", b"/dev/null", name.encode(), None, MS_BIND, None)
 
