@@ -16,6 +16,7 @@ messages carry whatever a student's code raised.
 from __future__ import annotations
 
 import html
+import math
 import re
 import statistics
 import time
@@ -60,6 +61,7 @@ class ExerciseStats:
 
     @property
     def pass_rate(self) -> float:
+        """The share of students who passed every case."""
         return self.passed / self.students if self.students else 0.0
 
     @property
@@ -80,6 +82,7 @@ class CaseStats:
 
     @property
     def pass_rate(self) -> float:
+        """The share of students who passed this case."""
         return self.passed / self.students if self.students else 0.0
 
 
@@ -113,6 +116,7 @@ class ClassSummary:
 
     @property
     def scores(self) -> list[float]:
+        """Every submission's total score."""
         return list(self.totals.values())
 
 
@@ -160,26 +164,29 @@ def score_bins(totals: list[float], max_score: float) -> list[tuple[float, float
     return [(i * width, (i + 1) * width, n) for i, n in enumerate(counts)]
 
 
-def _exercise_stats(order: list[str], exercises: list[dict], cases: list[dict]) -> list:
+def _exercise_stats(order: list[str], exercises: list[dict],
+                    cases: list[dict]) -> list[ExerciseStats]:
     """Per exercise: pass rate, mean score, not attempted, public-passed-hidden-failed."""
     rows = defaultdict(list)
     for row in exercises:
         rows[row["exercise"]].append(row)
-    by_student = defaultdict(list)
+    groups = defaultdict(list)
     for case in cases:
-        by_student[case["exercise"], case["student"]].append(case)
+        groups[case["exercise"], case["student"]].append(case)
+    hidden_failed = defaultdict(list)
+    for (eid, student), group in sorted(groups.items()):
+        if _public_passed_hidden_failed(group):
+            hidden_failed[eid].append(student)
     stats = []
     for eid in order:
         mine = rows.get(eid, [])
-        hidden_failed = sorted(s for (e, s), group in by_student.items()
-                               if e == eid and _public_passed_hidden_failed(group))
         stats.append(ExerciseStats(
             exercise=eid, students=len(mine),
             max_score=max((r["max_score"] or 0.0 for r in mine), default=0.0),
             mean_score=statistics.fmean(r["score"] or 0.0 for r in mine) if mine else 0.0,
             passed=sum(r["status"] == "passed" for r in mine),
             not_attempted=sum(r["status"] in NOT_ATTEMPTED for r in mine),
-            hidden_only_failed=hidden_failed))
+            hidden_only_failed=hidden_failed[eid]))
     return stats
 
 
@@ -273,8 +280,8 @@ h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { margin-top: 2.2rem; font-si
 .meta { color: #52606d; margin-top: 0; }
 figure.chart { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: 1rem 0; }
 figure.chart > div { flex: 1 1 640px; min-width: 0; }
-figure.chart > figcaption { flex: 0 1 300px; background: #f5f7fa; border-left: 4px solid #3e7cb1;
-                            padding: .6rem .9rem; }
+figure.chart > figcaption { order: 2; flex: 0 1 300px; background: #f5f7fa;
+                            border-left: 4px solid #3e7cb1; padding: .6rem .9rem; }
 table { border-collapse: collapse; margin: .6rem 0 1.2rem; font-size: .92rem; }
 th, td { border: 1px solid #d9e2ec; padding: .25rem .6rem; text-align: left;
          vertical-align: top; }
@@ -325,11 +332,12 @@ def _figures(figures: list) -> list[str]:
             for i, fig in enumerate(figures)]
 
 
-def _layout(fig, title: str, yaxis: str, height: int = 380):
+def _layout(fig, title: str, height: int = 380):
     """The report's common figure layout."""
-    fig.update_layout(title=title, template="plotly_white", height=height, yaxis_title=yaxis,
+    fig.update_layout(title=title, template="plotly_white", height=height,
                       margin={"l": 60, "r": 20, "t": 50, "b": 60},
-                      legend={"orientation": "h", "y": 1.12})
+                      legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02,
+                              "yanchor": "bottom"})
     return fig
 
 
@@ -339,7 +347,9 @@ def score_figure(s: ClassSummary):
     fig = go.Figure(go.Bar(x=labels, y=[n for *_, n in s.bins], marker_color="#3e7cb1",
                            hovertemplate="%{x} points: %{y} students<extra></extra>"))
     fig.update_xaxes(title=f"total score (of {_num(s.max_score)})")
-    return _layout(fig, "Total scores", "students")
+    fig.update_yaxes(title="students",  # ticks at whole students
+                     dtick=max(1, math.ceil(max(n for *_, n in s.bins) / 8)))
+    return _layout(fig, "Total scores")
 
 
 def score_text(s: ClassSummary) -> str:
@@ -364,8 +374,8 @@ def exercise_figure(s: ClassSummary):
         go.Bar(name="mean score", x=ids,
                y=[100 * e.mean_fraction for e in s.exercises],
                marker_color="#9fb3c8", hovertemplate="%{x}: %{y:.0f}%<extra></extra>")])
-    fig.update_yaxes(range=[0, 100])
-    return _layout(fig, "Exercises", "% of students / of points")
+    fig.update_yaxes(title="% of students / of points", range=[0, 100])
+    return _layout(fig, "Exercises")
 
 
 def exercise_text(s: ClassSummary) -> str:
@@ -383,20 +393,23 @@ def exercise_text(s: ClassSummary) -> str:
 
 
 def case_figure(s: ClassSummary):
-    """Per case pass rate, public and hidden cases in two colours."""
+    """Per case pass rate as horizontal bars in the lab's order (one row per case, so
+    long case names stay readable), public and hidden cases in two colours."""
     labels = [f"{c.exercise} / {c.case}" for c in s.cases]
     traces = []
     for hidden, name, colour in ((False, "public case", "#3e7cb1"),
                                  (True, "hidden case", "#d9822b")):
         mine = [(label, c) for label, c in zip(labels, s.cases, strict=True)
                 if c.hidden == hidden]
-        traces.append(go.Bar(name=name, x=[label for label, _ in mine],
-                             y=[100 * c.pass_rate for _, c in mine], marker_color=colour,
-                             hovertemplate="%{x}: %{y:.0f}%<extra></extra>"))
+        traces.append(go.Bar(name=name, y=[label for label, _ in mine],
+                             x=[100 * c.pass_rate for _, c in mine], marker_color=colour,
+                             orientation="h", hovertemplate="%{y}: %{x:.0f}%<extra></extra>"))
     fig = go.Figure(traces)
-    fig.update_xaxes(categoryorder="array", categoryarray=labels, tickangle=-40)
-    fig.update_yaxes(range=[0, 100])
-    return _layout(fig, "Cases", "% of students passing", height=440)
+    fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed",
+                     automargin=True)
+    fig.update_xaxes(title="% of students passing", range=[0, 100])
+    fig.update_layout(barmode="overlay")   # one bar per row, centred on it
+    return _layout(fig, "Cases", height=140 + 22 * len(labels))
 
 
 def case_text(s: ClassSummary) -> str:
@@ -416,9 +429,11 @@ def case_text(s: ClassSummary) -> str:
 
 
 def _chart(fragment: str, summary: str) -> str:
-    """A figure with its text summary beside it (the figcaption describes the figure)."""
-    return (f"<figure class='chart'>{fragment}"
-            f"<figcaption>{html.escape(summary)}</figcaption></figure>")
+    """A figure with its text summary beside it. The summary comes first in the page, so
+    that it is read first and takes its place before plotly measures the figure's width;
+    CSS shows it on the right."""
+    return (f"<figure class='chart'><figcaption>{html.escape(summary)}</figcaption>"
+            f"{fragment}</figure>")
 
 
 def _tally_section(tallies: list[Tally], what: str, column: str) -> str:

@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from autograder.cli import main
+from autograder.grade import CaseGrade, ExerciseGrade, SubmissionGrade
 from autograder.gradebook import Gradebook
 from autograder.report import (
     class_summary,
@@ -204,3 +205,19 @@ def test_cli_without_submissions_says_what_to_run(tmp_path, capsys, create):
     assert f"no graded submissions for lab toy_lab in {path}" in err
     assert "python -m autograder grade toy_lab" in err
     assert not out.exists() and path.exists() == create
+
+
+def test_exercises_the_spec_no_longer_has_come_last(tmp_path):
+    lab = toy_lab()
+    old = ExerciseGrade("retired", 1.0, 1.0, "passed", "",
+                        [CaseGrade("only", False, "passed", 1.0, 1.0)])
+    unique = ExerciseGrade("unique", 0.0, 1.0, "failed", "",
+                           [CaseGrade("small", False, "failed", 0.0, 1.0, "wrong result: 1")])
+    with Gradebook(tmp_path / "g.sqlite3") as book:
+        book.record(lab.id, SubmissionGrade("ann", "ann.ipynb", "h", "f", [old, unique]))
+        summary = class_summary(book, lab)
+    assert [e.exercise for e in summary.exercises] == ["scaled_sum", "word_counts", "unique",
+                                                       "pair_total", "retired"]
+    assert [(c.exercise, c.case, c.passed) for c in summary.cases] == [
+        ("unique", "small", 0), ("retired", "only", 1)]
+    assert "retired" in report_html(summary)
