@@ -6,6 +6,7 @@
     grade LAB SUBMISSIONS [-j N] [--force]     sandboxed grading into the gradebook
     export LAB [--out DIR]                     grades.csv + feedback/<student>.md|.html
     table LAB                                  print the gradebook as a table
+    report LAB [--out FILE.html]               class report: one offline HTML page
     gradescope LAB [--out FILE.zip]            Gradescope autograder zip
     gradescope-run LAB --submission DIR --results FILE   (inside Gradescope)
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from .spec import load_lab
 
 DEFAULT_GRADES = Path("build") / "grades"
+DEFAULT_REPORTS = Path("build") / "reports"
 
 
 def _gradebook_path(args, lab) -> Path:
@@ -108,6 +110,25 @@ def cmd_table(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .gradebook import Gradebook
+    from .report import NoSubmissions, class_summary, write_report
+
+    lab = load_lab(args.lab)
+    path = _gradebook_path(args, lab)
+    out = Path(args.out) if args.out else DEFAULT_REPORTS / lab.id / "report.html"
+    try:
+        if not path.is_file():
+            raise NoSubmissions(lab.id, path)
+        with Gradebook(path) as book:
+            summary = class_summary(book, lab)
+    except NoSubmissions as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {write_report(summary, out)}")
+    return 0
+
+
 def cmd_gradescope(args) -> int:
     from .gradescope import build_zip
 
@@ -161,6 +182,12 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("lab")
     t.add_argument("--gradebook")
     t.set_defaults(run=cmd_table)
+
+    rp = sub.add_parser("report", help="write the class report (one offline HTML page)")
+    rp.add_argument("lab")
+    rp.add_argument("--gradebook")
+    rp.add_argument("--out", help="HTML file (default build/reports/<lab>/report.html)")
+    rp.set_defaults(run=cmd_report)
 
     s = sub.add_parser("gradescope", help="build a Gradescope autograder zip")
     s.add_argument("lab")

@@ -133,6 +133,21 @@ class Gradebook:
             row["detail"] = json.loads(row["detail"]) if row["detail"] else None
         return rows
 
+    def lab_exercises(self, lab: str) -> list[dict]:
+        """Every exercise row of ``lab``, all students at once (for class-wide summaries)."""
+        cur = self.db.execute("SELECT * FROM exercises WHERE lab=? ORDER BY student, position",
+                              (lab,))
+        return _rows(cur)
+
+    def lab_cases(self, lab: str) -> list[dict]:
+        """Every case row of ``lab``, all students at once; ``detail`` is left out."""
+        cur = self.db.execute("SELECT * FROM cases WHERE lab=? ORDER BY student, exercise, "
+                              "position", (lab,))
+        rows = _rows(cur)
+        for row in rows:
+            del row["detail"]
+        return rows
+
 
 def _rows(cursor) -> list[dict]:
     names = [d[0] for d in cursor.description]
