@@ -113,7 +113,7 @@ def cmd_gradescope(args) -> int:
 
     lab = load_lab(args.lab)
     out = Path(args.out) if args.out else Path("build") / "gradescope" / f"{lab.id}.zip"
-    print(f"wrote {build_zip(args.lab, out, hidden_visibility=args.hidden_visibility)}")
+    print(f"wrote {build_zip(lab.id, out, hidden_visibility=args.hidden_visibility)}")
     return 0
 
 

@@ -169,13 +169,15 @@ def _write_script(zf: zipfile.ZipFile, name: str, text: str) -> None:
 
 def build_zip(lab_id: str, out: Path | str, root: Path = PROJECT_ROOT,
               hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY) -> Path:
-    """Write the Gradescope autograder zip for ``lab_id``; return its path.
-
-    ``hidden_visibility`` is the Gradescope visibility of the hidden cases' tests.
-    """
+    """Write the Gradescope autograder zip for ``lab_id`` (a lab under ``labs/``);
+    return its path. ``hidden_visibility`` is the Gradescope visibility of the
+    hidden cases' tests."""
     if hidden_visibility not in VISIBILITIES:
         raise ValueError(f"hidden_visibility must be one of {', '.join(VISIBILITIES)}, "
                          f"not {hidden_visibility!r}")
+    if not lab_id.isidentifier() or not (root / "labs" / lab_id / "spec.py").is_file():
+        raise LookupError(f"{lab_id!r} is not a lab under {root / 'labs'}: the zip ships "
+                          "the course's own labs only")
     requirements = grading_requirements(lab_id, root)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

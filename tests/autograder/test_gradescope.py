@@ -37,6 +37,7 @@ def test_the_schema_itself_rejects_what_gradescope_would():
                 {"score": "10"},                                  # score not a number
                 {"score": 1, "tests": [{"score": 1, "status": "ok"}]},
                 {"score": 1, "visibility": "sometimes"},
+                {"score": 1, "output_format": "rtf"},
                 {"score": 1, "tests": [{"score": 1, "colour": "red"}]}):
         assert list(VALIDATOR.iter_errors(bad)), bad
 
@@ -73,6 +74,8 @@ def test_the_hidden_visibility_is_carried_into_run_autograder(tmp_path, monkeypa
         assert "--hidden-visibility hidden " in zf.read("run_autograder").decode()
     with pytest.raises(ValueError, match="after_published"):
         build_zip("lab1_graph", tmp_path / "bad.zip", hidden_visibility="later")
+    with pytest.raises(LookupError, match="the course's own labs"):
+        build_zip(str(TOY), tmp_path / "toy.zip")
     args = parser().parse_args(["gradescope", "lab1_graph"])
     assert args.hidden_visibility == "after_published"
     args = parser().parse_args(["gradescope-run", "lab1_graph", "--hidden-visibility",
