@@ -114,6 +114,7 @@ def _normalise(name: str) -> str:
 
 
 def _requirement_name(requirement: str) -> str:
+    """The distribution a requirement such as ``"numpy>=1.26"`` names, normalised."""
     return _normalise(re.split(r"[<>=!~\[ ;]", requirement.strip(), maxsplit=1)[0])
 
 
@@ -148,6 +149,7 @@ def setup_script(requirements: list[str]) -> str:
 
 
 def _ship(zf: zipfile.ZipFile, root: Path) -> None:
+    """Add the course source (:data:`SHIPPED`) under ``course/``, without caches."""
     for name in SHIPPED:
         path = root / name
         if path.is_file():
@@ -161,6 +163,7 @@ def _ship(zf: zipfile.ZipFile, root: Path) -> None:
 
 
 def _write_script(zf: zipfile.ZipFile, name: str, text: str) -> None:
+    """Add an executable script at the top of the zip."""
     info = zipfile.ZipInfo(name, date_time=time.gmtime()[:6])
     info.external_attr = 0o755 << 16
     info.compress_type = zipfile.ZIP_DEFLATED
