@@ -7,7 +7,7 @@
     export LAB [--out DIR]                     grades.csv + feedback/<student>.md|.html
     table LAB                                  print the gradebook as a table
     report LAB [--out FILE.html]               class report: one offline HTML page
-    gradescope LAB [--out FILE.zip]            Gradescope autograder zip
+    gradescope LAB [--out FILE.zip] [--hidden-visibility V]   Gradescope autograder zip
     gradescope-run LAB --submission DIR --results FILE   (inside Gradescope)
 
 ``LAB`` is a lab id (``lab1_graph``) or a directory containing ``spec.py``. The
@@ -134,14 +134,22 @@ def cmd_gradescope(args) -> int:
 
     lab = load_lab(args.lab)
     out = Path(args.out) if args.out else Path("build") / "gradescope" / f"{lab.id}.zip"
-    print(f"wrote {build_zip(args.lab, out)}")
+    print(f"wrote {build_zip(lab.id, out, hidden_visibility=args.hidden_visibility)}")
     return 0
 
 
 def cmd_gradescope_run(args) -> int:
     from .gradescope import run
 
-    return run(args.lab, args.submission, args.results)
+    return run(args.lab, args.submission, args.results, args.hidden_visibility)
+
+
+def _hidden_visibility_option(p: argparse.ArgumentParser) -> None:
+    from .gradescope import DEFAULT_HIDDEN_VISIBILITY, VISIBILITIES
+
+    p.add_argument("--hidden-visibility", choices=VISIBILITIES, default=DEFAULT_HIDDEN_VISIBILITY,
+                   help="when students see the hidden cases' tests on Gradescope (default: "
+                        "%(default)s; public cases are always visible)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -192,12 +200,14 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("gradescope", help="build a Gradescope autograder zip")
     s.add_argument("lab")
     s.add_argument("--out")
+    _hidden_visibility_option(s)
     s.set_defaults(run=cmd_gradescope)
 
     sr = sub.add_parser("gradescope-run", help="grade one submission inside Gradescope")
     sr.add_argument("lab")
     sr.add_argument("--submission", default="/autograder/submission")
     sr.add_argument("--results", default="/autograder/results/results.json")
+    _hidden_visibility_option(sr)
     sr.set_defaults(run=cmd_gradescope_run)
     return p
 

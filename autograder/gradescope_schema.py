@@ -1,8 +1,12 @@
 """JSON Schema of Gradescope's ``results.json``, written from Gradescope's documented
 format for custom autograders ("Autograder Specifications": top-level ``score``,
-``execution_time``, ``output``, ``visibility``, ``stdout_visibility``,
-``extra_data``, ``tests``, ``leaderboard``; each test ``score``, ``max_score``,
-``status``, ``name``, ``number``, ``output``, ``tags``, ``visibility``)."""
+``execution_time``, ``output``, ``output_format``, ``test_output_format``,
+``test_name_format``, ``visibility``, ``stdout_visibility``, ``extra_data``,
+``tests``, ``leaderboard``; each test ``score``, ``max_score``, ``status``,
+``name``, ``name_format``, ``number``, ``output``, ``output_format``, ``tags``,
+``visibility``, ``extra_data``). The formats are those of its "Output String
+Formatting" (``text``, ``html``, ``simple_format``, ``md``, ``ansi``); the
+visibilities those of "Controlling Test Case Visibility"."""
 
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
 FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
