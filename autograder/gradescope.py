@@ -32,7 +32,6 @@ error.
 
 from __future__ import annotations
 
-import builtins
 import json
 import math
 import re
@@ -45,6 +44,7 @@ import zipfile
 from pathlib import Path
 
 from .export import LABELS
+from .grade import safe_error_type
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("pyproject.toml", "README.md", "chapters", "vizkit", "autograder", "labs")
@@ -223,19 +223,9 @@ def case_units(ex) -> list[tuple[int, int]]:
 
 
 def _error_class(case) -> str:
-    """The exception class an erring case raised, as a hidden case may show it.
-
-    A class the submission defines could carry a hidden input in its name, so only
-    the names of Python's built-in exceptions are passed on; ``""`` when the grade
-    does not say.
-    """
-    name = getattr(case, "error_type", "")
-    if not name or not isinstance(name, str):
-        return ""
-    found = getattr(builtins, name, None)
-    if isinstance(found, type) and issubclass(found, BaseException):
-        return name
-    return "an exception class that is not built in"
+    """The exception class an erring case raised, as a hidden case may show it
+    (see :func:`autograder.grade.safe_error_type`); ``""`` when the grade does not say."""
+    return safe_error_type(getattr(case, "error_type", "") or "")
 
 
 def _hidden_output(case) -> str:
