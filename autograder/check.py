@@ -120,8 +120,9 @@ class CheckReport:
 
     def to_text(self) -> str:
         lines = [self.headline()]
+        wrong = [r for r in self.results if r.status in ("failed", "error")]
         for r in self.results:
-            lines += _case_lines(r)
+            lines += _case_lines(r, detailed=bool(wrong) and r is wrong[0])
         lines += [f"  {label}: {text}" for label, text in self.hints()]
         if self.more_help():
             lines.append(f"  more help: {self.more_help()}")
@@ -256,14 +257,14 @@ def _difference(ex: PublicExercise, expected, got, message: str) -> str:
                     0.0 if exact else ex.atol) or message
 
 
-def _case_lines(r: CaseResult) -> list[str]:
-    """A case in the text report: its status and message, then, when it went wrong,
-    the input, the expected value and what came back."""
+def _case_lines(r: CaseResult, detailed: bool) -> list[str]:
+    """A case in the text report: its status and message, then, if ``detailed`` (the
+    first case that went wrong), the input, the expected value and what came back."""
     lines = [f"  [{STATUS_STYLE[r.status][1]}] {r.name}: {r.message}".rstrip(": ")]
-    if r.status in ("failed", "error"):
+    if detailed:
         lines.append(f"      input:    {_args_text(r.args, r.kwargs)}")
         lines.append(f"      expected: {brief(r.expected, VALUE_CHARS)}")
-    if r.status == "failed":
+    if detailed and r.status == "failed":
         lines.append(f"      got:      {brief(r.got, VALUE_CHARS)}")
     return lines
 
