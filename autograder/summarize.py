@@ -69,9 +69,10 @@ def mismatch(expected, got, rtol: float = 1e-6, atol: float = 1e-8,
              limit: int = 300) -> str:
     """Where ``got`` differs from ``expected`` (``""`` if it does not); never raises.
 
-    Arrays (and numbers, and lists standing for arrays) are compared elementwise
-    with ``rtol``/``atol``; a shape or kind-of-dtype difference is reported as
-    such. The text is one line of at most ``limit`` characters.
+    Arrays and numbers (and a list compared with an array) are compared
+    elementwise with ``rtol``/``atol``; a shape or kind-of-dtype difference is
+    reported as such. Lists, tuples and dicts are walked to their first
+    difference. The text is one line of at most ``limit`` characters.
     """
     limit = max(_as_int(limit, 300), MIN_LIMIT)
     try:
