@@ -2,9 +2,11 @@
 
 Runs the exercise's PUBLIC cases against the learner's live function, in the
 learner's own kernel (no sandbox: it is their code on their machine), and shows
-a compact table: pass/fail per case, the input, expected vs got with the first
-mismatch highlighted, and the exercise's hint. Grading also runs hidden cases,
-so passing here is necessary, not sufficient; the table says so.
+a compact table: pass/fail per case, the input, expected vs got (summarised by
+:func:`autograder.summarize.brief`, mismatching array elements highlighted or
+named with their indices), and the first tier of the exercise's hints;
+``check(id, hint=2)`` shows tiers 1 and 2, and so on. Grading also runs hidden
+cases, so passing here is necessary, not sufficient; the table says so.
 
 Values go through the same :mod:`autograder.codec` round trip and the same
 :func:`autograder.compare.compare` as in grading, so "passes here" and "passes
@@ -32,10 +34,15 @@ from . import codec
 from .compare import compare
 from .release import PUBLIC_CASES
 from .spec import load_lab
+from .summarize import brief, clip, mismatch
 
 STATUS_STYLE = {"passed": ("#1a7f37", "passed"), "failed": ("#cf222e", "failed"),
                 "error": ("#cf222e", "error"), "not_attempted": ("#9a6700", "not attempted"),
                 "missing": ("#9a6700", "not defined")}
+VALUE_CHARS = 120
+"""How long an expected or returned value may be, as text, in a report."""
+ARGS_CHARS = 200
+"""How long a case's inputs may be, as text, in a report."""
 
 
 @dataclass
@@ -45,7 +52,7 @@ class PublicExercise:
     compare: object
     rtol: float
     atol: float
-    hint: str
+    hints: tuple[str, ...]
     hidden_cases: int
     cases: list[tuple[str, tuple, dict, object]]   # name, args, kwargs, expected
     lab: str = ""
@@ -65,8 +72,12 @@ class CaseResult:
 
 @dataclass
 class CheckReport:
+    """The public cases' results; ``hint_level`` is what ``check(id, hint=...)`` asked for
+    (``None``: tier 1 if something fails, nothing if all pass)."""
+
     exercise: PublicExercise
     results: list[CaseResult] = field(default_factory=list)
+    hint_level: int | None = None
 
     @property
     def passed(self) -> int:
@@ -90,12 +101,31 @@ class CheckReport:
         return (f"{ex.id}: {self.passed}/{len(self.results)} public cases pass ({word}). "
                 f"These are the public cases only{hidden}.")
 
+    def hints(self) -> list[tuple[str, str]]:
+        """The hint tiers to show, each as (label, text): tiers 1..hint_level."""
+        tiers = self.exercise.hints
+        if self.hint_level is None:
+            level = 1 if self.status != "passed" else 0
+        else:
+            level = max(1, min(self.hint_level, len(tiers)))
+        return [("Hint" if len(tiers) == 1 else f"Hint {k} of {len(tiers)}", tiers[k - 1])
+                for k in range(1, min(level, len(tiers)) + 1)]
+
+    def more_help(self) -> str:
+        """The call that shows one more hint tier ("" when every tier is shown or none is)."""
+        shown = len(self.hints())
+        if not shown or shown >= len(self.exercise.hints):
+            return ""
+        return f"check({self.exercise.id!r}, hint={shown + 1})"
+
     def to_text(self) -> str:
         lines = [self.headline()]
+        wrong = [r for r in self.results if r.status in ("failed", "error")]
         for r in self.results:
-            lines.append(f"  [{STATUS_STYLE[r.status][1]}] {r.name}: {r.message}".rstrip(": "))
-        if self.status != "passed" and self.exercise.hint:
-            lines.append(f"  hint: {self.exercise.hint}")
+            lines += _case_lines(r, detailed=bool(wrong) and r is wrong[0])
+        lines += [f"  {label}: {text}" for label, text in self.hints()]
+        if self.more_help():
+            lines.append(f"  more help: {self.more_help()}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -145,7 +175,7 @@ def _from_spec(spec, exercise_id: str) -> PublicExercise:
         args, kwargs = codec.decode(codec.encode((tuple(case.args), dict(case.kwargs))))
         cases.append((case.name, tuple(case.args), dict(case.kwargs),
                       codec.loads(codec.dumps(ex.reference(*args, **kwargs)))))
-    return PublicExercise(ex.id, ex.function, ex.compare, ex.rtol, ex.atol, ex.hint,
+    return PublicExercise(ex.id, ex.function, ex.compare, ex.rtol, ex.atol, ex.hints,
                           len(ex.hidden_cases), cases, spec.id)
 
 
@@ -155,8 +185,9 @@ def _from_public_json(data: dict, exercise_id: str) -> PublicExercise | None:
             compare_mode = ex["compare"] if ex["compare"] != "custom" else "allclose"
             cases = [(c["name"], codec.decode(c["args"]), codec.decode(c["kwargs"]),
                       codec.decode(c["expected"])) for c in ex["cases"]]
+            hints = ex.get("hints") or ([ex["hint"]] if ex.get("hint") else [])
             return PublicExercise(ex["id"], ex["function"], compare_mode, ex["rtol"], ex["atol"],
-                                  ex["hint"], ex["hidden_cases"], cases, data.get("lab", ""))
+                                  tuple(hints), ex["hidden_cases"], cases, data.get("lab", ""))
     return None
 
 
@@ -177,11 +208,13 @@ def _namespace(namespace):
     return frame.f_globals if frame is not None else {}
 
 
-def run_check(exercise_id: str, lab=None, namespace=None) -> CheckReport:
-    """Run the public cases of ``exercise_id``; return the report (displays nothing)."""
+def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = None) -> CheckReport:
+    """Run the public cases of ``exercise_id``; return the report (displays nothing).
+
+    ``hint`` asks for hint tiers 1..hint (see :meth:`CheckReport.hints`)."""
     ex = _load_public(exercise_id, lab)
     function = _namespace(namespace).get(ex.function)
-    report = CheckReport(ex)
+    report = CheckReport(ex, hint_level=None if hint is None else int(hint))
     for name, args, kwargs, expected in ex.cases:
         result = CaseResult(name, "passed", args, kwargs, expected)
         report.results.append(result)
@@ -209,8 +242,31 @@ def run_check(exercise_id: str, lab=None, namespace=None) -> CheckReport:
             continue
         outcome = compare(expected, result.got, ex.compare, ex.rtol, ex.atol)
         if not outcome.ok:
-            result.status, result.message, result.mask = "failed", outcome.message, outcome.mask
+            result.status, result.mask = "failed", outcome.mask
+            result.message = _difference(ex, expected, result.got, outcome.message)
     return report
+
+
+def _difference(ex: PublicExercise, expected, got, message: str) -> str:
+    """Where a failed value differs: :func:`mismatch` for the built-in comparisons (it
+    names up to three array elements), else the comparison's own ``message``."""
+    if callable(ex.compare) or ex.compare not in ("allclose", "equal"):
+        return message
+    exact = ex.compare == "equal"
+    return mismatch(expected, got, 0.0 if exact else ex.rtol,
+                    0.0 if exact else ex.atol) or message
+
+
+def _case_lines(r: CaseResult, detailed: bool) -> list[str]:
+    """A case in the text report: its status and message, then, if ``detailed`` (the
+    first case that went wrong), the input, the expected value and what came back."""
+    lines = [f"  [{STATUS_STYLE[r.status][1]}] {r.name}: {r.message}".rstrip(": ")]
+    if detailed:
+        lines.append(f"      input:    {_args_text(r.args, r.kwargs)}")
+        lines.append(f"      expected: {brief(r.expected, VALUE_CHARS)}")
+    if detailed and r.status == "failed":
+        lines.append(f"      got:      {brief(r.got, VALUE_CHARS)}")
+    return lines
 
 
 def _element(v) -> str:
@@ -218,7 +274,7 @@ def _element(v) -> str:
     return f"{v:.6g}" if isinstance(v, float) else repr(v)
 
 
-def _cell(value, mask=None, limit=400) -> str:
+def _cell(value, mask=None, limit=VALUE_CHARS) -> str:
     """HTML for a value; array elements under ``mask`` are highlighted."""
     if isinstance(value, np.ndarray) and mask is not None and mask.shape == value.shape \
             and value.ndim in (1, 2) and value.size <= 64:
@@ -231,16 +287,22 @@ def _cell(value, mask=None, limit=400) -> str:
                              for v, b in zip(row, brow, strict=True)) + "</tr>"
             for row, brow in zip(rows, bad, strict=True))
         return f'<table style="border-collapse:collapse;font-family:monospace">{body}</table>'
-    text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return f"<code>{html.escape(text)}</code>"
+    return f"<code>{html.escape(brief(value, limit))}</code>"
 
 
-def _args_text(args, kwargs) -> str:
-    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
-    text = ", ".join(parts)
-    return text if len(text) <= 200 else text[:197] + "..."
+def _args_text(args, kwargs, limit=ARGS_CHARS) -> str:
+    """The inputs as ``brief`` texts, each given a fair share of ``limit``."""
+    each = max(limit // max(len(args) + len(kwargs), 1), 24)
+    parts = [brief(a, each) for a in args] + [f"{k}={brief(v, each)}" for k, v in kwargs.items()]
+    return clip(", ".join(parts), limit)
+
+
+def _hints_html(report: CheckReport) -> str:
+    tiers = "".join(f'<div style="margin-top:4px"><b>{html.escape(label)}:</b> '
+                    f"{html.escape(text)}</div>" for label, text in report.hints())
+    more = (f'<div style="margin-top:2px;color:#57606a">More help: '
+            f"<code>{html.escape(report.more_help())}</code></div>" if report.more_help() else "")
+    return tiers + more
 
 
 def report_html(reports: list[CheckReport]) -> str:
@@ -259,14 +321,12 @@ def report_html(reports: list[CheckReport]) -> str:
                 f"<td>{_cell(r.expected, r.mask)}</td>"
                 f"<td>{_cell(r.got, r.mask) if r.status in ('passed', 'failed') else ''}</td>"
                 f"<td>{detail}</td></tr>")
-        hint = (f'<div style="margin-top:4px"><b>Hint:</b> {html.escape(report.exercise.hint)}'
-                "</div>" if report.exercise.hint and report.status != "passed" else "")
         blocks.append(
             f'<div class="autograder-check" style="margin:6px 0">'
             f"<div><b>{html.escape(report.headline())}</b></div>"
             '<table style="border-collapse:collapse;font-size:90%">'
             "<tr><th>result</th><th>case</th><th>input</th><th>expected</th><th>got</th>"
-            f"<th>message</th></tr>{''.join(rows)}</table>{hint}</div>")
+            f"<th>message</th></tr>{''.join(rows)}</table>{_hints_html(report)}</div>")
     return "".join(blocks)
 
 
@@ -286,9 +346,9 @@ def _show(reports: list[CheckReport], summary: str | None = None) -> None:
             print(report.to_text())
 
 
-def check(exercise_id: str, lab=None) -> None:
-    """Run and show the public cases of one exercise."""
-    _show([run_check(exercise_id, lab, _namespace(None))])
+def check(exercise_id: str, lab=None, hint: int | None = None) -> None:
+    """Run and show the public cases of one exercise; ``hint=2`` shows hint tiers 1 and 2."""
+    _show([run_check(exercise_id, lab, _namespace(None), hint)])
 
 
 def run_check_all(lab=None, namespace=None) -> list[CheckReport]:

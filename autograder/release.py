@@ -4,8 +4,9 @@
   ``raise NotImplementedError("<exercise_id>: write your solution here")``, cells
   tagged ``instructor`` dropped, all outputs and execution counts cleared.
 * ``public_cases.json`` — each exercise's *public* cases with their expected
-  values (the :mod:`autograder.codec` encoding), so ``check()`` works where the
-  spec is not installed. Hidden cases and the reference code are not in it.
+  values (the :mod:`autograder.codec` encoding) and its hint tiers, so ``check()``
+  works where the spec is not installed. Hidden cases and the reference code are
+  not in it.
 
 After writing, :func:`leaks` re-reads both files and the release fails if any
 solution line (one that appears only inside solution regions of the source) or
@@ -70,7 +71,8 @@ def public_cases(lab: LabSpec) -> dict:
                           "expected": codec.encode(expected)})
         exercises.append({"id": ex.id, "function": ex.function,
                           "compare": ex.compare if isinstance(ex.compare, str) else "custom",
-                          "rtol": ex.rtol, "atol": ex.atol, "hint": ex.hint,
+                          "rtol": ex.rtol, "atol": ex.atol, "hints": list(ex.hints),
+                          "hint": ex.hint,   # tier 1 alone, as older check() versions read it
                           "hidden_cases": len(ex.hidden_cases), "cases": cases})
     return {"lab": lab.id, "title": lab.title, "exercises": exercises}
 

@@ -54,6 +54,10 @@ class Exercise:
     ``forbid_imports`` names top-level modules the submitted code may not import
     (``"torch"`` also forbids ``"torch.nn"``). ``timeout_s`` bounds the wall time
     (and CPU time) of all of this exercise's cases together in the sandbox.
+
+    ``hints`` are tiers of help, from a nudge towards the idea (tier 1, shown on
+    the first failure) to nearly the method (the last tier); the learner asks for
+    more with ``check(id, hint=2)``. ``hint="..."`` is shorthand for one tier.
     """
 
     id: str
@@ -66,6 +70,16 @@ class Exercise:
     forbid_imports: tuple[str, ...] = ()
     hint: str = ""
     timeout_s: float = 10.0
+    hints: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        hints = tuple(self.hints)
+        if self.hint and hints and self.hint != hints[0]:
+            raise ValueError(f"{self.id}: give hint= (one tier) or hints= (tiers), not both")
+        if self.hint and not hints:
+            hints = (self.hint,)
+        object.__setattr__(self, "hints", hints)
+        object.__setattr__(self, "hint", hints[0] if hints else "")
 
     @property
     def public_cases(self) -> tuple[Case, ...]:
@@ -117,6 +131,8 @@ class LabSpec:
                 problems.append(f"{ex.id}: negative case points")
             if ex.case_points <= 0:
                 problems.append(f"{ex.id}: its cases are worth 0 points in total")
+            if not all(isinstance(h, str) and h.strip() for h in ex.hints):
+                problems.append(f"{ex.id}: every hint tier must be a non-empty string")
             if ex.timeout_s <= 0:
                 problems.append(f"{ex.id}: timeout_s must be positive")
         if not Path(self.source).is_file():

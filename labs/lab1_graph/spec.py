@@ -276,6 +276,8 @@ TOPO = (
 )
 
 DCE = (
+    Case("one_dead_node", (graph([node("x", "placeholder"), node("a", "exp", "x"),
+                                  node("b", "neg", "x"), node("y", "tanh", "a")], ["y"]),)),
     Case("mlp", (_mlp(),)),
     Case("keeps_impure_ops_and_their_inputs", (_side_effects(),)),
     Case("nothing_dead", (_diamond(),), hidden=True),
@@ -293,6 +295,10 @@ _fold_graph = graph([
 ], ["y"])
 
 FOLD = (
+    Case("two_constants_multiplied",
+         (graph([node("x", "placeholder"), node("c1", "constant", value=2.0),
+                 node("c2", "constant", value=3.0), node("k", "mul", "c1", "c2"),
+                 node("y", "add", "x", "k")], ["y"]),)),
     Case("mlp_scale", (_mlp(),)),
     Case("chain_of_constants_with_attrs", (_fold_graph,)),
     Case("nothing_to_fold", (_diamond(),), hidden=True),
@@ -313,6 +319,10 @@ _fuse_graph = graph([
 ], ["s"])
 
 FUSE = (
+    Case("chain_after_a_matmul",
+         (graph([node("x", "placeholder"), node("w", "placeholder"),
+                 node("h", "matmul", "x", "w"), node("a", "relu", "h"),
+                 node("b", "neg", "a")], ["b"]),)),
     Case("tree_into_add_stops_at_matmul_and_sum", (_fuse_graph,)),
     Case("diamond_shared_value_is_not_fused", (_diamond(),)),
     Case("outputs_are_materialised", (_two_outputs(),), hidden=True),
@@ -343,8 +353,8 @@ _ladder = graph([node("x", "placeholder")]
                    for k in range(6)], ["a5"])
 
 BUFFERS = (
-    Case("chain_ping_pongs_two_buffers", (_ladder, {f"a{k}": 256 for k in range(6)})),
     Case("diamond", (_diamond(), {"a": 100, "b": 100, "c": 100, "d": 100})),
+    Case("chain_ping_pongs_two_buffers", (_ladder, {f"a{k}": 256 for k in range(6)})),
     Case("best_fit_prefers_the_smaller_buffer",
          (graph([node("x", "placeholder"), node("big", "exp", "x"), node("small", "neg", "x"),
                  node("u", "add", "big", "small"), node("v", "abs", "u"),
@@ -363,30 +373,76 @@ LAB = LabSpec(
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("topological_sort", "order_or_cycle", TOPO, ref_order_or_cycle, compare="equal",
-                 forbid_imports=FROM_SCRATCH,
-                 hint="DFS post-order with an explicit stack; a grey node met again closes a "
-                      "cycle.", timeout_s=20.0),
+                 forbid_imports=FROM_SCRATCH, timeout_s=20.0, hints=(
+                     "A node may be emitted only after all of its inputs. To notice a cycle, "
+                     "remember which nodes you are still in the middle of visiting.",
+                     "Do the depth-first search with your own stack instead of recursion: each "
+                     "entry is a node and how far you got through its inputs. Colour a node "
+                     "grey when you push it and black when you pop it (that is when you emit "
+                     "it). Meeting a grey node again closes a cycle.",
+                     "Start a search from each output not visited yet. The stack holds "
+                     "(name, iterator over its inputs). At the top entry take the next input: "
+                     "none left -> pop the node, mark it black, append it to the order; a grey "
+                     "input -> the grey names on the stack from that input to the top are the "
+                     "cycle, raise CycleError with them; an unvisited input -> mark it grey "
+                     "and push it.")),
         Exercise("eliminate_dead_code", "eliminate_dead_code", DCE, ref_eliminate_dead_code,
                  compare=compare_graphs_by_names,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Walk backwards from the outputs AND from every impure node; keep "
-                      "placeholders."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Think backwards: a node is worth keeping only if something that must "
+                     "happen (an output, or an op with a side effect) depends on it.",
+                     "Search backwards from every output AND from every node whose op is in "
+                     "IMPURE, following inputs; whatever you reach is live. Placeholders are "
+                     "kept even when nothing reaches them.",
+                     "Put the outputs and the impure nodes' names on a stack; pop a name and, "
+                     "if it is new, mark it live and push its inputs. The result is a new graph "
+                     "of copies of the nodes that are live or placeholders, in their original "
+                     "order, with the same outputs.")),
         Exercise("fold_constants", "fold_constants", FOLD, ref_fold_constants,
                  compare=compare_folded,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="One pass in node order is enough: a node folded now is a constant for "
-                      "the nodes after it."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "A node can be computed ahead of time when everything it reads is already "
+                     "known, and a node folded a moment ago counts as known.",
+                     "Walk the nodes once, in order, with a dict from name to value for the "
+                     "constants seen so far. A node folds if it is not a placeholder, constant "
+                     "or impure op, has at least one input, and all its inputs are in the dict.",
+                     "For a node that folds, run KERNELS[op] on its inputs' values (numpy "
+                     "arrays) with the node's attrs as keyword arguments, remember the result "
+                     "under its name, and put a constant node of the same name with that value "
+                     "in its place. Copy every other node unchanged, constants included.")),
         Exercise("fusion_groups", "fusion_groups", FUSE, ref_fusion_groups, compare="equal",
-                 forbid_imports=FROM_SCRATCH,
-                 hint="An edge p -> c fuses only if c is p's one reader and p is not an output."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Look at each edge from a producer to a consumer and ask whether the "
+                     "producer's value could stay in registers instead of going to memory.",
+                     "An edge p -> c fuses only if both ops are elementwise, c is the only node "
+                     "that reads p, and p is not an output. The groups are the sets of nodes "
+                     "joined by fusable edges (connected components).",
+                     "Give every node its own group (a union-find parent map is handy). For "
+                     "each node c and each distinct input p whose edge fuses, merge their "
+                     "groups. Keep the groups with two or more nodes, sort the names in each "
+                     "by position, and sort the groups by the position of their first node.")),
         Exercise("live_intervals", "live_intervals", LIVE, ref_live_intervals, compare="equal",
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Outputs live until len(nodes); values nobody reads die where they are "
-                      "born."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "A value lives from the step that computes it until the last step that "
+                     "still needs it.",
+                     "Start each node at [its step, its step]; whenever a later node reads it, "
+                     "push the end out to that reader's step. Outputs must outlive the whole "
+                     "graph, and values nobody reads die where they are born.",
+                     "Map each name to its step. For each step k and each input of node k, "
+                     "raise that input's end to k if it is smaller. Finally set the end of "
+                     "every output to the number of nodes.")),
         Exercise("assign_buffers", "assign_buffers", BUFFERS, ref_assign_buffers,
                  compare="equal",
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Release buffers whose last use is strictly before this step, then take "
-                      "the smallest free buffer that fits."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "A buffer can be handed to a new value once the value holding it will "
+                     "never be read again; your liveness intervals say when that is.",
+                     "Walk the nodes in order. Before placing node k, free the buffers of "
+                     "values whose last use is before k (strictly: a node still reads its "
+                     "inputs). Placeholders and constants get no buffer.",
+                     "Keep the buffer sizes, the free buffer ids and which value holds which "
+                     "buffer. At step k release the buffers whose holder's last use is below "
+                     "k, then take the smallest free buffer with at least nbytes[name] bytes "
+                     "(the lowest id on a tie); if none fits, open a new buffer of exactly "
+                     "that size.")),
     ),
 )

@@ -84,7 +84,13 @@ def _pos(*shape):
     return _rng.uniform(0.5, 2.0, size=shape) * _rng.choice([-1, 1], size=shape)
 
 
+def _a(*rows):
+    """A float64 array written out by hand (the small first case of an exercise)."""
+    return np.array(rows, dtype=np.float64)
+
+
 UNBROADCAST = (
+    Case("rows_add_up", (_a([1, 2], [3, 4]), (2,))),
     Case("same_shape", (_r(2, 3), (2, 3))),
     Case("leading_dims", (_r(4, 2, 3), (2, 3))),
     Case("size_one_dims", (_r(2, 3, 4), (2, 1, 4))),
@@ -101,6 +107,7 @@ def _bin(sa, sb, pos_b=False):
 
 
 MUL = (
+    Case("two_numbers_each", (_a(1, 2), _a(3, -1), _a(1, 0.5))),
     Case("same_shape", _bin((2, 3), (2, 3))),
     Case("row_times_column", _bin((3, 1), (1, 4))),
     Case("scalar_operand", _bin((), (2, 3)), hidden=True),
@@ -108,6 +115,7 @@ MUL = (
 )
 
 DIV = (
+    Case("two_numbers_each", (_a(1, 6), _a(2, 4), _a(1, 1))),
     Case("same_shape", _bin((2, 3), (2, 3), pos_b=True)),
     Case("divide_by_a_row", _bin((4, 3), (3,), pos_b=True)),
     Case("scalar_denominator", _bin((2, 2), (), pos_b=True), hidden=True),
@@ -121,6 +129,7 @@ def _mm(sa, sb):
 
 
 MATMUL = (
+    Case("two_by_two_times_column", (_a([1, 2], [3, 4]), _a([1], [0]), _a([1], [1]))),
     Case("matrix_matrix", _mm((3, 4), (4, 2))),
     Case("batched", _mm((5, 3, 4), (5, 4, 2))),
     Case("batch_broadcasts", _mm((2, 1, 3, 4), (6, 4, 2)), hidden=True),
@@ -132,6 +141,7 @@ MATMUL = (
 )
 
 SOFTMAX = (
+    Case("two_equal_logits", (_a(0, 0), _a(1, 0))),
     Case("last_dim", (_r(3, 5), _r(3, 5))),
     Case("one_row", (_r(6), _r(6))),
     Case("dim_zero", (_r(4, 3), _r(4, 3)), {"dim": 0}, hidden=True),
@@ -156,6 +166,9 @@ _chain = _program({"x": np.array(0.5), "c": np.array(1.0)},
                   + [(f"v{k}", "add", f"v{k - 1}", "x") for k in range(1, 5000)], "v4999")
 
 BACKWARD = (
+    Case("x_used_twice", (_program({"x": _a(2), "y": _a(3)},
+                                   [("p", "mul", "x", "y"), ("q", "add", "p", "x"),
+                                    ("s", "sum", "q")], "s"),)),
     Case("mlp", (_mlp,), points=2.0),
     Case("value_used_twice", (_shared,), points=2.0),
     Case("unused_leaf_has_no_grad", (_unused,), {"seed": _r(2)}, hidden=True),
@@ -171,6 +184,7 @@ BACKWARD = (
 
 _X, _y, _w = _r(23, 4), _r(23), _r(4)
 ACCUMULATE = (
+    Case("three_rows_in_two_micro_batches", (_a(2), _a([1], [2], [3]), _a(1, 2, 3), 2)),
     Case("even_split", (_w, _X[:20], _y[:20], 5)),
     Case("uneven_last_micro_batch", (_w, _X, _y, 5), points=2.0),
     Case("one_row_at_a_time", (_w, _X, _y, 1), hidden=True),
@@ -187,25 +201,77 @@ LAB = LabSpec(
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("unbroadcast", "unbroadcast", UNBROADCAST, ref_unbroadcast, rtol=1e-10,
-                 atol=1e-12, forbid_imports=FROM_SCRATCH,
-                 hint="First sum the leading axes the shape lacks, then sum with keepdims "
-                      "where the shape has size 1."),
+                 atol=1e-12, forbid_imports=FROM_SCRATCH, hints=(
+                     "Each element of the small input was copied to many places of the big "
+                     "result, so its gradient is the total over all of its copies.",
+                     "There are two kinds of copies: leading dimensions the target shape does "
+                     "not have at all, and dimensions where the target shape has size 1. Sum "
+                     "over both, and nothing else.",
+                     "First sum over the first grad.ndim - len(shape) axes. Then sum, keeping "
+                     "the dimension (keepdims), over every axis where shape has 1 but grad does "
+                     "not. Reshape to shape at the end; that also covers the scalar shape ().")),
         Exercise("vjp_mul", "vjp_mul", MUL, ref_vjp_mul, rtol=1e-10, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH, hint="g * b for a, g * a for b, then unbroadcast."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Use the product rule: how much does the output move when a moves a "
+                     "little and b stays fixed? Then mind the shapes.",
+                     "The gradient for a is the cotangent times b, and for b the cotangent "
+                     "times a. Both products have the broadcast shape, so sum each back to its "
+                     "own input's shape.",
+                     "grad_a is g * b summed back to a's shape with your unbroadcast, grad_b is "
+                     "g * a summed back to b's shape; return the two in a list.")),
         Exercise("vjp_div", "vjp_div", DIV, ref_vjp_div, rtol=1e-10, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH, hint="d(a/b)/db = -a / b**2."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Use the quotient rule: differentiate a / b with respect to a and to b "
+                     "separately, then mind the shapes.",
+                     "d(a/b)/da = 1/b and d(a/b)/db = -a/b**2. Multiply each by the cotangent "
+                     "g, then sum each back to its own input's shape.",
+                     "grad_a is g / b and grad_b is -g * a / (b * b), each passed through your "
+                     "unbroadcast with the shape of a and of b respectively.")),
         Exercise("vjp_matmul", "vjp_matmul", MATMUL, ref_vjp_matmul, rtol=1e-10, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Promote vectors to matrices, use np.swapaxes(x, -1, -2), unbroadcast, "
-                      "then reshape back to the inputs' shapes."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Get the plain matrix case right first; then make vectors and stacks of "
+                     "matrices look like that case.",
+                     "For 2-D: dL/da = g @ b.T and dL/db = a.T @ g. With batch dimensions, "
+                     "transpose only the last two axes and un-broadcast each result. A 1-D a "
+                     "acts as a (1, k) row and a 1-D b as a (k, 1) column, and g lacks that "
+                     "dimension too.",
+                     "Promote a vector a to a[None, :] and a vector b to b[:, None], and give g "
+                     "the axis each one gained (a last axis for a vector b, a second-to-last "
+                     "for a vector a). Multiply by the other operand with np.swapaxes(.., -1, "
+                     "-2), unbroadcast to the promoted shapes, then reshape to a.shape and "
+                     "b.shape.")),
         Exercise("vjp_softmax", "vjp_softmax", SOFTMAX, ref_vjp_softmax, rtol=1e-9, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH, hint="y * (g - sum(g * y, dim, keepdims=True))."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "You never need the Jacobian matrix: work out the gradient for one slice, "
+                     "then write it with whole-array operations.",
+                     "Compute y = softmax(x) stably (subtract the maximum along dim before "
+                     "exponentiating). The gradient is y times (g minus the y-weighted sum of g "
+                     "along dim).",
+                     "With keepdims=True along dim: e = exp(x - max of x), y = e / sum of e, "
+                     "s = sum of g * y, and the answer is y * (g - s).")),
         Exercise("backward", "gradients_of", BACKWARD, ref_gradients_of, rtol=1e-9,
-                 atol=1e-12, forbid_imports=FROM_SCRATCH, timeout_s=20.0,
-                 hint="Reverse topological order; add contributions, never overwrite; leaves "
-                      "accumulate into .grad."),
+                 atol=1e-12, forbid_imports=FROM_SCRATCH, timeout_s=20.0, hints=(
+                     "A value must have received every contribution to its gradient before it "
+                     "passes gradient on to its parents: which visiting order guarantees that?",
+                     "Sort the values root depends on so that parents come before children "
+                     "(iteratively, with your own stack), then visit them in reverse. Keep a "
+                     "dict from each value (by id) to its gradient so far: add contributions, "
+                     "never overwrite.",
+                     "Seed the dict with root's gradient (ones shaped like root.data when grad "
+                     "is None). In reverse order skip values that got no gradient; at a leaf "
+                     "add it into leaf.grad (None counts as zero); otherwise call value.vjp "
+                     "with it and add each returned gradient to that parent's entry.")),
         Exercise("accumulate_gradients", "accumulate_gradients", ACCUMULATE,
                  ref_accumulate_gradients, rtol=1e-9, atol=1e-12, forbid_imports=FROM_SCRATCH,
-                 hint="Weight each micro-batch by its number of rows over the batch's rows."),
+                 hints=(
+                     "The full batch's mean loss is a weighted average of the micro-batches' "
+                     "mean losses. What is each weight when the last micro-batch is smaller?",
+                     "Cut the rows into slices of micro_batch_size (the last may be shorter), "
+                     "call mse_and_grad on each, and weight its loss and its gradient by the "
+                     "rows in the slice over the rows in the batch.",
+                     "Start from a loss of 0 and a gradient of zeros like w. For each start in "
+                     "steps of micro_batch_size take rows start to start + micro_batch_size, "
+                     "get that slice's loss and gradient, and add both times (rows in the "
+                     "slice / len(y)).")),
     ),
 )

@@ -117,7 +117,13 @@ def _buffers(p, n):
     return [_rng.normal(size=n) for _ in range(p)]
 
 
+def _a(*rows):
+    """A float64 array written out by hand (the small first case of an exercise)."""
+    return np.array(rows, dtype=np.float64)
+
+
 RING = (
+    Case("three_ranks_three_numbers", ([_a(1, 2, 3), _a(10, 20, 30), _a(100, 200, 300)],)),
     Case("four_ranks_even_chunks", (_buffers(4, 12),)),
     Case("three_ranks_uneven_chunks", (_buffers(3, 10),)),
     Case("pair_of_ranks", (_buffers(2, 7),), hidden=True),
@@ -129,6 +135,7 @@ _MB = 2 ** 20
 _resnet_like = [864, 32, 32, 18432, 64, 64, 73728, 128, 128, 294912, 256, 256, 1179648, 512,
                 512, 2359296, 512, 512, 5120, 10]
 BUCKETS = (
+    Case("four_equal_parameters", ([10, 10, 10, 10], 80, 40)),
     Case("small_caps", ([10, 10, 10, 10, 10], 80, 40)),
     Case("exact_fill_closes_the_bucket", ([5, 5, 10, 10, 20], 40, 40)),
     Case("big_parameter_gets_its_own_bucket", ([100, 5, 5, 100, 5], 80, 40), hidden=True),
@@ -140,8 +147,8 @@ BUCKETS = (
 )
 
 ONE_F_ONE_B = (
-    Case("four_stages_eight_microbatches", (4, 8)),
     Case("two_stages_two_microbatches", (2, 2)),
+    Case("four_stages_eight_microbatches", (4, 8)),
     Case("more_stages_than_microbatches", (6, 3), hidden=True),
     Case("one_stage", (1, 4), hidden=True),
     Case("eight_stages_sixteen_microbatches", (8, 16), hidden=True),
@@ -153,6 +160,8 @@ def _plain_schedule(fn, p, m):
 
 
 TIMELINE = (
+    Case("two_stages_two_microbatches",
+         (_plain_schedule(one_f_one_b_schedule, 2, 2), 1.0, 2.0)),
     Case("gpipe_equal_times", (_plain_schedule(gpipe_schedule, 4, 8), 1.0, 1.0)),
     Case("one_f_one_b_equal_times", (_plain_schedule(one_f_one_b_schedule, 4, 8), 1.0, 1.0)),
     Case("backward_twice_as_long", (_plain_schedule(one_f_one_b_schedule, 4, 6), 1.0, 2.0),
@@ -171,13 +180,16 @@ def _linear(batch_shape, d_in, d_out):
 
 _fx, _fw, _fb = _linear((3,), 5, 8)
 _bx, _bw, _bb = _linear((2, 3), 4, 6)
+_small_x, _small_w = _a([1, 2]), _a([1, 1], [2, -1])
 COLUMN_FORWARD = (
+    Case("two_features_two_ranks", (_small_x, _small_w, _a(0.5, -1), 2)),
     Case("two_ranks", (_fx, _fw, _fb, 2)),
     Case("four_ranks", (_fx, _fw, _fb, 4)),
     Case("one_rank_is_the_plain_layer", (_fx, _fw, _fb, 1), hidden=True),
     Case("batched_input_three_ranks", (_bx, _bw, _bb, 3), hidden=True),
 )
 COLUMN_BACKWARD = (
+    Case("two_features_two_ranks", (_small_x, _small_w, _a([1, 0.5]), 2)),
     Case("two_ranks", (_fx, _fw, _rng.normal(size=(3, 8)), 2)),
     Case("four_way_split", (_fx, _fw, _rng.normal(size=(3, 8)), 4), hidden=True),
     Case("batched_input_three_ranks", (_bx, _bw, _rng.normal(size=(2, 3, 6)), 3),
@@ -194,29 +206,81 @@ LAB = LabSpec(
     exercises=(
         Exercise("ring_all_reduce", "all_reduce_report", RING, ref_all_reduce_report,
                  rtol=1e-12, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Reduce-scatter: send chunk (r-s-1)%p, add chunk (r-s-2)%p; all-gather: "
-                      "send chunk (r-s)%p, overwrite chunk (r-s-1)%p."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Each rank only ever talks to its right-hand neighbour. In the first half "
+                     "every chunk is summed as it travels round the ring; in the second half "
+                     "the finished chunks travel round once more.",
+                     "Copy the buffers, cut them with chunk_bounds, then run p - 1 "
+                     "reduce-scatter steps followed by p - 1 all-gather steps. In every step "
+                     "first let all ranks send to (r + 1) % p, then let all ranks receive from "
+                     "(r - 1) % p.",
+                     "Reduce-scatter step s: rank r sends chunk (r - s - 1) % p and adds what it "
+                     "receives into chunk (r - s - 2) % p. All-gather step s: rank r sends chunk "
+                     "(r - s) % p and overwrites chunk (r - s - 1) % p with what it receives. "
+                     "Return the p arrays.")),
         Exercise("assign_buckets", "assign_buckets", BUCKETS, ref_assign_buckets,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Close a bucket when its size is >= its limit (not >); one open bucket "
-                      "per dtype; reverse at the end."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Picture one open bucket per dtype filling up as you walk the parameters "
+                     "in order, and be exact about when a bucket counts as full.",
+                     "A bucket closes as soon as its size in bytes is at least its limit (equal "
+                     "counts as full). The first bucket of each dtype has the limit "
+                     "first_bucket_cap_bytes, later ones bucket_cap_bytes; bytes are numel "
+                     "times ELEMENT_BYTES[dtype].",
+                     "Keep a dict from dtype to its open bucket (indices and bytes) and count "
+                     "the buckets closed per dtype. After adding a parameter, close its bucket "
+                     "if bytes >= limit. At the end add the buckets still open, sort all of "
+                     "them by their smallest index and reverse the list: DDP all-reduces the "
+                     "last layers first.")),
         Exercise("one_f_one_b", "one_f_one_b", ONE_F_ONE_B, ref_one_f_one_b,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="warm-up = min(p - 1 - stage, m) forwards."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Each stage fills the pipe with a few forwards, then alternates one "
+                     "forward with one backward, then drains; a later stage needs fewer "
+                     "forwards before its first backward.",
+                     "Stage s runs min(p - 1 - s, m) warm-up forwards, then pairs (the next "
+                     "forward, the oldest backward) while forwards remain, then the remaining "
+                     "backwards in order.",
+                     "With w = min(p - 1 - s, m): forwards 0 to w - 1; then for i from 0 to "
+                     "m - w - 1 the pair [\"F\", w + i], [\"B\", i]; then backwards m - w to "
+                     "m - 1. One list of such [op, micro_batch] pairs per stage.")),
         Exercise("pipeline_timeline", "pipeline_timeline", TIMELINE, ref_pipeline_timeline,
                  rtol=1e-9, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Keep per stage the time it is free and per action its end time; an "
-                      "action starts at the max of the two."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "An action can start only when its stage has finished its previous "
+                     "action and the action it waits for on the neighbouring stage has "
+                     "finished.",
+                     "Simulate: keep for each stage the time it becomes free and its position "
+                     "in its list, and for each finished action its end time. Sweep over the "
+                     "stages again and again, running each stage's next action once its "
+                     "dependency has finished.",
+                     "start = max(time the stage is free, end of the dependency) and the end is "
+                     "start plus t_forward or t_backward. A forward of micro-batch i on stage s "
+                     "waits for (\"F\", s - 1, i), a backward for (\"B\", s + 1, i). Count "
+                     "micro-batches in flight per stage (+1 on F, -1 on B) and keep the peak; "
+                     "bubble = 1 - busy / (p * makespan).")),
         Exercise("column_parallel_forward", "column_parallel_forward", COLUMN_FORWARD,
                  ref_column_parallel_forward, rtol=1e-10, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="np.split(weight, p) splits the output features (rows of W)."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Each rank owns some of the layer's output features: which rows of the "
+                     "weight and which entries of the bias produce them?",
+                     "Cut the weight by rows and the bias into world_size equal parts; rank r "
+                     "computes x times its weight part transposed, plus its bias part. The "
+                     "full output is the parts side by side along the last dimension.",
+                     "np.split(weight, world_size) and np.split(bias, world_size) give the "
+                     "parts; each shard is x @ w.T + b; np.concatenate(shards, axis=-1) is "
+                     "the output.")),
         Exercise("column_parallel_backward", "column_parallel_backward", COLUMN_BACKWARD,
                  ref_column_parallel_backward, rtol=1e-10, atol=1e-12,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Flatten the leading dims of x and g; grad_input is the SUM of the "
-                      "partials."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Rank r sees only its own columns of the output gradient. Its weight and "
+                     "bias gradients need nothing more, but the input gradient needs every "
+                     "rank's share.",
+                     "Flatten the leading dimensions of x and of grad_output to 2-D and split "
+                     "the gradient's columns into world_size parts g_r: grad_weight_r = g_r.T "
+                     "@ x, grad_bias_r = g_r summed over rows, and the partial input gradient "
+                     "is g_r @ W_r.",
+                     "Reshape each partial input gradient back to x's shape; the true input "
+                     "gradient is the SUM of the partials (what the all-reduce computes). "
+                     "Return the per-rank lists and that sum under the four keys the notebook "
+                     "names.")),
     ),
 )

@@ -142,7 +142,13 @@ _ties = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, 2048 + 1, 2048 + 3, 2 ** -24 *
 _edges = np.array([65504, 65519, 65520, 70000, -65520, 2 ** -14, 2 ** -14 * (1 - 2 ** -11),
                    2 ** -25, 2 ** -25 * (1 + 2 ** -10), 3e-8, 1e-9, 0.0], dtype=np.float32)
 
+def _f32(*values):
+    """A float32 array written out by hand (the small first case of an exercise)."""
+    return np.array(values, dtype=np.float32)
+
+
 ROUND = (
+    Case("four_values_by_hand", (_f32(1.0, -2.5, 2049.0, 70000.0),)),
     Case("simple_values", (np.array([1.0, 0.1, -2.5, 1000.3, 3.14159], dtype=np.float32),)),
     Case("overflow_and_underflow", (np.array([1e5, -1e5, 1e-9, 6e-5], dtype=np.float32),)),
     Case("ties_go_to_even", (_ties,), hidden=True),
@@ -152,6 +158,7 @@ ROUND = (
 )
 
 CLASSIFY = (
+    Case("four_values_by_hand", (_f32(0.0, 1.5, 1e-9, 1e6),)),
     Case("one_of_each", (np.array([0.0, 1.5, 1e-6, 1e-9, 1e6], dtype=np.float32),)),
     Case("gradients", (np.array([3e-4, -7e-5, 5e-5, 2e-8, -4e-8], dtype=np.float32),)),
     Case("boundaries", (_edges,), hidden=True),
@@ -163,6 +170,7 @@ _g = [_rng.normal(size=(3, 4)).astype(np.float32) * 1024,
       _rng.normal(size=5).astype(np.float32) * 1024]
 
 UNSCALE = (
+    Case("two_small_grads", ([_f32(2.0, -4.0), _f32(8.0)], 0.5)),
     Case("finite", (_g, 1 / 1024)),
     Case("one_inf", ([np.array([1.0, np.inf], dtype=np.float32), _g[1]], 0.5)),
     Case("odd_inverse_scale", (_g, 1 / 3)),
@@ -191,6 +199,8 @@ _master = _rng.normal(size=6).astype(np.float32)
 _scaled = (_rng.normal(size=6) * 2.0 ** 10).astype(np.float16)
 
 MASTER = (
+    Case("two_weights_by_hand", (_f32(1.0, -0.5), np.array([512.0, 1024.0], dtype=np.float16),
+                                 0.5, 1024.0)),
     Case("plain_step", (_master, _scaled, 0.01, 1024.0)),
     Case("inf_skips_the_step", (_master, np.array([1, 2, np.inf, 0, 0, 0], dtype=np.float16),
                                 0.01, 1024.0)),
@@ -236,28 +246,73 @@ LAB = LabSpec(
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("round_to_fp16", "round_to_fp16", ROUND, ref_round_to_fp16, rtol=0.0,
-                 atol=0.0, forbid_imports=FROM_SCRATCH,
-                 hint="spacing = 2**(exponent - 10), exponent = max(floor(log2|x|), "
-                                "-14); round(x / spacing) rounds half to even."),
+                 atol=0.0, forbid_imports=FROM_SCRATCH, hints=(
+                     "float16 values are evenly spaced between consecutive powers of two: find "
+                     "the spacing around x, then round x to a whole number of spacings.",
+                     "For |x| of at least 2**-14 the spacing is 2**(e - 10), where 2**e <= |x| "
+                     "< 2**(e + 1); below 2**-14 it is 2**-24. From 65520 up the result is "
+                     "infinity. Keep the sign; zeros and NaN stay as they are.",
+                     "Get e from math.frexp(|x|) (its exponent minus 1), or use -14 for tiny "
+                     "values; spacing = 2.0 ** (e - 10); the answer is round(|x| / spacing) * "
+                     "spacing with x's sign (math.copysign). Python's round sends ties to the "
+                     "even neighbour.")),
         Exercise("classify_fp16", "classify_fp16", CLASSIFY, ref_classify_fp16, compare="equal",
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Classify the rounded value; 'underflow' means nonzero in, zero out."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "Decide from the value after rounding to float16, not from the input.",
+                     "Round every value with your round_to_fp16. Then: an input of 0 is zero; a "
+                     "rounded infinity is overflow; a nonzero input that rounds to 0 is "
+                     "underflow; a rounded magnitude below 2**-14 is subnormal; anything else "
+                     "is normal.",
+                     "Flatten the input, pair each value with its rounded value and test in "
+                     "this order: zero, overflow (math.isinf), underflow (rounded == 0), "
+                     "subnormal (abs(rounded) < FP16_SMALLEST_NORMAL), else normal. Return a "
+                     "plain list of labels.")),
         Exercise("unscale_grads", "unscale_grads", UNSCALE, ref_unscale_grads, rtol=0.0,
-                 atol=0.0, forbid_imports=FROM_SCRATCH,
-                 hint="Multiply by float32(inv_scale); inf * inv_scale is still inf."),
+                 atol=0.0, forbid_imports=FROM_SCRATCH, hints=(
+                     "Unscaling is one multiplication per gradient, but PyTorch does it in "
+                     "float32, and it must also notice gradients that overflowed.",
+                     "Convert inv_scale to float32 first and multiply each gradient (as a "
+                     "float32 array) by it. found_inf is True if any element of any gradient "
+                     "is inf or NaN; inf times inv_scale is still inf.",
+                     "Convert once with np.float32, then build new arrays np.asarray(g, "
+                     "dtype=np.float32) times that factor (never modify the inputs); found_inf "
+                     "says whether some gradient is not entirely finite (np.isfinite).")),
         Exercise("update_scale", "update_scale", UPDATE, ref_update_scale, compare="equal",
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Growth happens only when the tracker reaches growth_interval AND the "
-                      "grown scale is finite; the tracker resets either way."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "A step with inf or NaN shrinks the scale at once; a long enough run of "
+                     "good steps earns a bigger scale, unless the bigger scale would overflow.",
+                     "On found_inf: scale times backoff_factor and the tracker back to 0. "
+                     "Otherwise the tracker counts one more success; when it reaches "
+                     "growth_interval the scale grows by growth_factor and the tracker resets, "
+                     "but the old scale stays if the grown one is not finite.",
+                     "Compute with np.float32 values (wrap the growth in np.errstate("
+                     "over='ignore')), and return [float(new scale), new tracker]. The tracker "
+                     "resets to 0 whether or not the grown scale was kept.")),
         Exercise("master_weight_step", "master_weight_step", MASTER, ref_master_weight_step,
                  compare=compare_master_step,
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Unscale in float32, skip on inf/NaN, decay then step in float32, cast "
-                      "the result to float16."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "The float16 gradient is unscaled, checked and applied to the float32 "
+                     "copy; the model only gets a float16 copy of the result at the very end.",
+                     "grad = float32(scaled gradient) * float32(1 / scale). If any element is "
+                     "inf or NaN, skip: the master stays as it is and skipped is True. "
+                     "Otherwise add weight_decay * master to grad, then subtract lr * grad, "
+                     "everything in float32.",
+                     "Use np.float32 for lr, weight_decay and 1 / scale so that nothing turns "
+                     "into float64; the new master is master - np.float32(lr) * grad and the "
+                     "model is its .astype(np.float16). Return master, model and skipped in a "
+                     "dict.")),
         Exercise("autocast_dtype", "autocast_dtype", AUTOCAST, ref_autocast_dtype,
                  compare="equal",
-                 forbid_imports=FROM_SCRATCH,
-                 hint="Eligible inputs are float16/bfloat16/float32; float64 and integers are "
-                      "never cast; then ordinary type promotion."),
+                 forbid_imports=FROM_SCRATCH, hints=(
+                     "First find which of the three lists the op is in for this device: that "
+                     "decides what the eligible inputs are cast to before the op runs.",
+                     "Eligible inputs are float16, bfloat16 and float32 (never float64 or "
+                     "integers). lower_precision casts them to dtype, float32 to float32, "
+                     "promote to the widest of dtype and the eligible inputs; an op in no list "
+                     "is not cast at all.",
+                     "Pick the target (dtype, \"float32\", or result_type of [dtype] plus the "
+                     "eligible inputs), replace every eligible input dtype by it, leave the "
+                     "others, and return result_type of that list. For an unlisted op return "
+                     "result_type of the inputs as they are.")),
     ),
 )

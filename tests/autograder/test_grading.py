@@ -133,11 +133,13 @@ def test_export_writes_csv_and_feedback_that_hides_hidden_cases(plan, subs, tmp_
     md = (out / "feedback" / "cy.md").read_text()
     html = (out / "feedback" / "cy.html").read_text()
     for text in (md, html):
-        assert "broadcast (hidden)" in text and "vectors" in text
-        assert "[1.0, 2.0, 3.0]" in text                    # a public input, in full
+        assert "Public cases: 2 of 2 passed." in text      # passed public cases: a count
+        assert "vectors" not in text                        # ... not a list
+        assert "All 2 cases: missing." in text              # pair_total's cell was dropped
         assert "linspace" not in text and "7.25" not in text  # a hidden input never appears
         assert "the cat saw" not in text
-    assert "| broadcast (hidden) | failed |" in md
+    assert "- `broadcast`: failed\n- `large`: passed" in md
+    assert "<code>broadcast</code>: <span class='bad'>failed</span>" in html
 
 
 def test_cli_exit_status_is_zero_for_bad_submissions_and_one_for_a_broken_grader(subs, tmp_path,

@@ -1,6 +1,7 @@
 """Release (no solution or hidden-case text survives; the student notebook runs
 and reports "not attempted") and the in-notebook self-check."""
 
+import dataclasses
 import json
 import re
 
@@ -12,6 +13,7 @@ from autograder import codec, run_check, run_check_all
 from autograder.check import report_html
 from autograder.notebook import NotebookError, strip_solutions
 from autograder.release import leaks, public_cases, release, release_notebook
+from autograder.spec import Case, Exercise
 from tests.notebooks.harness import execute
 
 from .helpers import TOY, toy_lab
@@ -153,5 +155,81 @@ def test_check_refuses_values_the_grader_could_not_receive():
 
 def test_check_reads_public_cases_json_next_to_a_released_notebook(released, monkeypatch):
     monkeypatch.chdir(released)
-    report = run_check("word_counts", namespace={"word_counts": lambda t: {"a": 2, "b": 1}})
+    report = run_check("word_counts", namespace={"word_counts": lambda t: {"a": 2, "b": 1}},
+                       hint=2)
     assert [r.status for r in report.results] == ["passed", "failed"]
+    assert [text for _, text in report.hints()] == list(toy_lab().exercise("word_counts").hints)
+
+
+def test_public_cases_json_carries_every_hint_tier(released):
+    data = json.loads((released / "public_cases.json").read_text())
+    by_id = {ex["id"]: ex for ex in data["exercises"]}
+    assert by_id["word_counts"]["hints"] == list(toy_lab().exercise("word_counts").hints)
+    assert by_id["scaled_sum"]["hints"] == ["Broadcast: 2 * a + b, as float64."]
+    assert by_id["unique"]["hints"] == []
+
+
+def _wrong_counts(text):
+    return {}
+
+
+def test_a_failure_shows_hint_tier_one_and_says_how_to_ask_for_more():
+    report = run_check("word_counts", TOY, {"word_counts": _wrong_counts})
+    tiers = toy_lab().exercise("word_counts").hints
+    assert report.hints() == [("Hint 1 of 2", tiers[0])]
+    assert report.more_help() == "check('word_counts', hint=2)"
+    text = report.to_text()
+    assert tiers[0] in text and tiers[1] not in text
+    assert "more help: check('word_counts', hint=2)" in text
+    assert "More help: <code>check(&#x27;word_counts&#x27;, hint=2)</code>" in report_html([report])
+
+
+@pytest.mark.parametrize("level", [2, 7])
+def test_asking_for_more_shows_the_tiers_up_to_it(level):
+    report = run_check("word_counts", TOY, {"word_counts": _wrong_counts}, hint=level)
+    tiers = toy_lab().exercise("word_counts").hints
+    assert report.hints() == [("Hint 1 of 2", tiers[0]), ("Hint 2 of 2", tiers[1])]
+    assert report.more_help() == "" and "more help" not in report.to_text()
+
+
+def test_a_pass_shows_no_hint_unless_asked():
+    def word_counts(text):
+        counts = {}
+        for word in text.split():
+            counts[word] = counts.get(word, 0) + 1
+        return counts
+
+    assert run_check("word_counts", TOY, {"word_counts": word_counts}).hints() == []
+    asked = run_check("word_counts", TOY, {"word_counts": word_counts}, hint=1)
+    assert [label for label, _ in asked.hints()] == ["Hint 1 of 2"]
+
+
+def test_a_failed_case_shows_its_input_expected_and_got_briefly_in_text():
+    def scaled_sum(a, b):
+        return np.full(np.shape(a), 9.0) if np.ndim(a) else 2.0 * a + b
+
+    text = run_check("scaled_sum", TOY, {"scaled_sum": scaled_sum}).to_text()
+    assert ("[failed] vectors: 3 of 3 elements differ; at [0]: expected 2.5, got 9.0; "
+            "at [1]: expected 4.5, got 9.0; at [2]: expected 6.5, got 9.0") in text
+    assert "input:    [1.0, 2.0, 3.0], [0.5, 0.5, 0.5]" in text
+    assert "expected: array([2.5, 4.5, 6.5])" in text and "got:      array([9.0, 9.0, 9.0])" in text
+
+
+def test_a_huge_returned_array_is_summarised_not_dumped():
+    def scaled_sum(a, b):
+        return np.zeros(100_000) if np.ndim(a) else 2.0 * a + b
+
+    report = run_check("scaled_sum", TOY, {"scaled_sum": scaled_sum})
+    assert report.results[1].message == "shape differs: expected (3,), got (100000,)"
+    shown = report_html([report]) + report.to_text()
+    assert "float64 array of shape (100000,): 0.0, 0.0" in shown
+    assert len(shown) < 5000
+
+
+def test_hint_is_a_one_tier_shorthand_and_may_not_contradict_hints():
+    ex = toy_lab().exercise("scaled_sum")
+    assert ex.hints == (ex.hint,) == ("Broadcast: 2 * a + b, as float64.",)
+    tiered = dataclasses.replace(ex, hint="", hints=["nudge", "more"])
+    assert tiered.hints == ("nudge", "more") and tiered.hint == "nudge"
+    with pytest.raises(ValueError, match="not both"):
+        Exercise("x", "x", (Case("c"),), abs, hint="one", hints=("two", "three"))

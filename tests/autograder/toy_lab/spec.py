@@ -45,7 +45,8 @@ LAB = LabSpec(
             )),
         Exercise(
             id="word_counts", function="word_counts", reference=_word_counts, compare="equal",
-            timeout_s=3.0, hint="str.split() then count.",
+            timeout_s=3.0, hints=("Words are separated by whitespace; count each one.",
+                                  "str.split() then count each word in a dict."),
             cases=(
                 Case("two_words", ("a b a",)),
                 Case("empty", ("",)),
