@@ -34,7 +34,7 @@ from . import codec
 from .compare import compare
 from .release import PUBLIC_CASES
 from .spec import load_lab
-from .summarize import brief, clip, mismatch
+from .summarize import brief, clip, difference
 
 STATUS_STYLE = {"passed": ("#1a7f37", "passed"), "failed": ("#cf222e", "failed"),
                 "error": ("#cf222e", "error"), "not_attempted": ("#9a6700", "not attempted"),
@@ -243,18 +243,9 @@ def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = Non
         outcome = compare(expected, result.got, ex.compare, ex.rtol, ex.atol)
         if not outcome.ok:
             result.status, result.mask = "failed", outcome.mask
-            result.message = _difference(ex, expected, result.got, outcome.message)
+            result.message = difference(ex.compare, ex.rtol, ex.atol, expected, result.got,
+                                        outcome.message)
     return report
-
-
-def _difference(ex: PublicExercise, expected, got, message: str) -> str:
-    """Where a failed value differs: :func:`mismatch` for the built-in comparisons (it
-    names up to three array elements), else the comparison's own ``message``."""
-    if callable(ex.compare) or ex.compare not in ("allclose", "equal"):
-        return message
-    exact = ex.compare == "equal"
-    return mismatch(expected, got, 0.0 if exact else ex.rtol,
-                    0.0 if exact else ex.atol) or message
 
 
 def _case_lines(r: CaseResult, detailed: bool) -> list[str]:

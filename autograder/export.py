@@ -6,9 +6,10 @@
 Feedback is a short report per exercise: the score; how many public cases
 passed; the first failing public case (input, expected, got, message); the
 other failing public cases by name; the hidden cases by name and outcome only,
-with the exception's class when one raised. A hidden case's message, values and
-printed output are never shown, and neither is the exercise's printed output
-(it is captured for all cases together, hidden ones included).
+with the exception's class when one raised; what the code printed while its
+public cases ran (the first part). A hidden case's message, values and printed
+output are never shown: the grader runs hidden cases in a process of their own
+and keeps nothing they print.
 
 Everything a submission controls (values, messages, exception names) is
 rendered inertly. In HTML it is escaped. In Markdown it goes into a code span
@@ -85,7 +86,7 @@ class ExerciseReport:
     hidden: list[dict] = field(default_factory=list)
     every_case: str = ""   # the status all cases share, if they share one
     cases: int = 0
-    printed: bool = False
+    printed: str = ""      # what the public cases' run printed (hidden runs keep nothing)
 
     def all_passed(self) -> str:
         """"All N cases passed (...)." when they did, else ""."""
@@ -110,7 +111,7 @@ def exercise_reports(book: Gradebook, lab: LabSpec, student: str) -> list[Exerci
             other_failures=[c["name"] for c in failing[1:]],
             hidden=[c for c in cases if c["hidden"]],
             every_case=statuses.pop() if len(statuses) == 1 else "",
-            cases=len(cases), printed=bool(ex["stdout"])))
+            cases=len(cases), printed=ex["stdout"] or ""))
     return reports
 
 
@@ -129,8 +130,9 @@ def _hidden_outcome(case: dict) -> tuple[str, str]:
     return _label(case["status"]), str(error_type or "")
 
 
-PRINTED_NOTE = ("Printed output is left out of this report: it is captured for all cases "
-                "together, hidden ones included.")
+PRINTED_NOTE = ("Your code printed, while the public cases ran (first part; nothing printed "
+                "during hidden cases is kept):")
+PRINTED_CHARS = 2000
 
 
 # ------------------------------------------------------------------ Markdown
@@ -204,7 +206,7 @@ def _md_exercise(report: ExerciseReport) -> list[str]:
             out.append(f"- {md_code(hidden['name'])}: {label}"
                        + (f" ({md_code(error_type, 80)})" if error_type else ""))
     if report.printed:
-        out += ["", PRINTED_NOTE]
+        out += ["", PRINTED_NOTE, "", md_block(clip(report.printed, PRINTED_CHARS))]
     return out + [""]
 
 
@@ -275,7 +277,7 @@ def _html_exercise(report: ExerciseReport) -> list[str]:
                         + (f" ({_code(error_type, 80)})" if error_type else "") + "</li>")
         parts.append(f"<p>Hidden cases (name and result only):</p><ul>{''.join(rows)}</ul>")
     if report.printed:
-        parts.append(f"<p>{e(PRINTED_NOTE)}</p>")
+        parts.append(f"<p>{e(PRINTED_NOTE)}</p>{_pre(clip(report.printed, PRINTED_CHARS))}")
     return parts
 
 

@@ -52,8 +52,9 @@ from .notebook import (
 )
 from .sandbox import Job, Limits, encode_cases, run_submission
 from .spec import Exercise, LabSpec
+from .summarize import brief, difference
 
-DETAIL_CHARS = 1500
+DETAIL_CHARS = 300
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
 
 
@@ -131,14 +132,6 @@ class Plan:
         shortest = min(self.wall_s(ex) for ex in self.lab.exercises)
         return Limits(memory_mb=self.memory_mb, other_cell_s=min(2.0, max(0.5, shortest / 4)),
                       isolate=self.isolate)
-
-
-def _short(value, limit=DETAIL_CHARS) -> str:
-    try:
-        text = repr(value)
-    except Exception as err:  # a 5000-digit int, a structure nested too deeply
-        return f"<a {type(value).__name__} that cannot be shown: {type(err).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
@@ -372,12 +365,13 @@ def _hidden_message(grade: CaseGrade) -> str:
 
 def _grade_case_fully(plan, ex, case, outcome, expected, own_errors) -> CaseGrade:
     max_score = _case_max(plan, ex, case)
-    detail = None if case.hidden else {"args": _short(case.args), "kwargs": _short(case.kwargs),
-                                       "expected": _short(expected)}
+    detail = None if case.hidden else {"args": brief(case.args, DETAIL_CHARS),
+                                       "kwargs": brief(case.kwargs, DETAIL_CHARS),
+                                       "expected": brief(expected, DETAIL_CHARS)}
     status, message = outcome.status, outcome.message
     if status == "returned":
         if detail is not None:
-            detail["got"] = _short(outcome.value)
+            detail["got"] = brief(outcome.value, DETAIL_CHARS)
         try:
             result = compare(expected, outcome.value, ex.compare, ex.rtol, ex.atol)
         except Exception as err:  # a custom compare choking on odd input: the value is wrong
@@ -387,8 +381,10 @@ def _grade_case_fully(plan, ex, case, outcome, expected, own_errors) -> CaseGrad
         if result.ok:
             return CaseGrade(case.name, case.hidden, "passed", max_score, max_score, "",
                              outcome.seconds, detail)
-        return CaseGrade(case.name, case.hidden, "failed", 0.0, max_score,
-                         "wrong result: " + result.message, outcome.seconds, detail)
+        message = "wrong result" if case.hidden else "wrong result: " + difference(
+            ex.compare, ex.rtol, ex.atol, expected, outcome.value, result.message)
+        return CaseGrade(case.name, case.hidden, "failed", 0.0, max_score, message,
+                         outcome.seconds, detail)
     mapped = {"not_attempted": "not_attempted", "raised": "error", "unencodable": "error",
               "forbidden": "forbidden_import", "missing": "error", "timeout": "timeout",
               "crashed": "crashed", "too_large": "too_large"}[status]

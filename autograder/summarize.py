@@ -85,6 +85,16 @@ def mismatch(expected, got, rtol: float = 1e-6, atol: float = 1e-8,
 # ------------------------------------------------------------------ brief
 
 
+def difference(compare, rtol: float, atol: float, expected, got, message: str) -> str:
+    """Where a failed value differs: :func:`mismatch` for the built-in ``"allclose"`` and
+    ``"equal"`` comparisons (it names up to three array elements), else the
+    comparison's own ``message``."""
+    if callable(compare) or compare not in ("allclose", "equal"):
+        return message
+    exact = compare == "equal"
+    return mismatch(expected, got, 0.0 if exact else rtol, 0.0 if exact else atol) or message
+
+
 def _as_int(limit, default: int) -> int:
     try:
         return int(limit)

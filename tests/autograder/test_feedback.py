@@ -183,7 +183,7 @@ def test_the_report_is_short_and_hides_everything_of_hidden_cases_but_outcome(re
     assert "Also failing:" in text and "third" in text
     assert "scalars" not in text and "two_words" not in text    # passed: counted, not listed
     assert "SECRET" not in text                                 # a hidden case's message
-    assert "Printed output is left out" in text                 # printed output may be hidden's
+    assert "nothing printed during hidden cases is kept" in text  # public output, fenced
     assert text.count("First failing public case:") == 1        # word_counts passed: no case
     assert "ValueError" in text                                 # the hidden error's class
 
