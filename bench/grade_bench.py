@@ -5,8 +5,8 @@ start-up overhead measured on its own: a one-exercise sandbox whose function
 returns at once, timed from spawn to ready (interpreter, numpy, namespaces, fresh
 root, limits) and from spawn to exit (plus the exercise child: fork, privilege
 drop, import guard, running the cell). One sandbox serves a whole submission,
-one forked child per exercise for its public cases and one for its hidden cases. Goal: under 0.5 s per submission amortised on
-2 cores.
+with one forked child per exercise for its public cases and one for its hidden
+cases. Goal: under 0.5 s per submission amortised on 2 cores.
 
     python bench/grade_bench.py [--copies 100] [-j 2] [--lab lab2_autodiff]
 """
