@@ -48,6 +48,31 @@ def _poisoned(body: str) -> str:
     ''')
 
 
+DAEMONS = textwrap.dedent('''
+    import os, signal, time
+    def _daemon():
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:              # double fork: the grandchild is orphaned
+                for _ in range(3000):
+                    try:
+                        os.kill(-1, signal.SIGKILL)    # every process it may signal
+                    except OSError:
+                        pass
+                    for name in os.listdir("/tmp"):
+                        try:
+                            open(os.path.join("/tmp", name, "pwned"), "w").close()
+                        except OSError:
+                            pass
+                    time.sleep(0.01)
+            os._exit(0)
+    _daemon()
+    def unique(xs):
+        _daemon()
+        return sorted(set(xs))
+    ''')
+
+
 FINDINGS = {
     # 1. the in-process guard switched off, then torch under a computed name
     "guard_disabled": {"scaled_sum": textwrap.dedent('''
@@ -133,6 +158,8 @@ FINDINGS = {
     "cell_swallows_timeout": {"unique": (
         "while True:\n    try:\n        while True:\n            pass\n"
         "    except BaseException:\n        pass\n")},
+    # 6. daemons (setsid, double fork) that kill whatever they may signal
+    "daemons": {"unique": DAEMONS},
     # 8. a value too large to send back, and one that runs out of memory encoding
     "too_large": {"unique": "def unique(xs):\n    return list(range(400_000))\n"},
     "encode_oom": {"unique": ("import numpy as np\n"
@@ -285,29 +312,6 @@ def _sandbox_processes() -> list[str]:
     return left
 
 
-DAEMONS = textwrap.dedent('''
-    import os, signal, time
-    def _daemon():
-        if os.fork() == 0:
-            os.setsid()
-            if os.fork() == 0:              # double fork: the grandchild is orphaned
-                for _ in range(3000):
-                    try:
-                        os.kill(-1, signal.SIGKILL)    # every process it may signal
-                    except OSError:
-                        pass
-                    for name in os.listdir("/tmp"):
-                        try:
-                            open(os.path.join("/tmp", name, "pwned"), "w").close()
-                        except OSError:
-                            pass
-                    time.sleep(0.01)
-            os._exit(0)
-    _daemon()
-    def unique(xs):
-        _daemon()
-        return sorted(set(xs))
-    ''')
 
 
 @ROOT_ONLY
@@ -373,5 +377,6 @@ def test_the_grader_memory_stays_bounded_under_a_result_flood(tmp_path):
     before, after, graded, errors = map(int, out.stdout.split())
     assert (graded, errors) == (3, 0)
     grown_mib = (after - before) / 1024
-    print(f"grader peak memory grew by {grown_mib:.0f} MiB grading two result floods at -j 2")
+    print(f"grader peak RSS {before / 1024:.0f} MiB after an honest submission, "
+          f"{after / 1024:.0f} MiB after two result floods at -j 2")
     assert grown_mib < 512
