@@ -57,3 +57,20 @@ def lab_page(chromium, jupyterlab):
     yield page
     context.close()
     jupyterlab.shutdown_kernels()
+
+
+def offline_context(chromium, allowed, viewport=(1200, 900)):
+    """A browser context in which every request ``allowed(url)`` refuses is aborted.
+    Returns the context and the list that collects the refused URLs."""
+    context = chromium.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    refused = []
+
+    def route(request_route):
+        if allowed(request_route.request.url):
+            request_route.continue_()
+        else:
+            refused.append(request_route.request.url)
+            request_route.abort()
+
+    context.route("**/*", route)
+    return context, refused

@@ -11,6 +11,8 @@ from autograder.report import class_summary, write_report
 from tests.autograder import class_gradebook
 from tests.autograder.helpers import toy_lab
 
+from .conftest import offline_context
+
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
@@ -28,17 +30,9 @@ def refuse_dialog(dialog, problems: list) -> None:
 
 @pytest.mark.browser
 def test_report_draws_offline(report, chromium, tmp_path):
-    context = chromium.new_context(viewport={"width": 1300, "height": 900})
-    refused, problems = [], []
-
-    def only_the_report(route):
-        if route.request.url == report.as_uri():
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", only_the_report)
+    context, refused = offline_context(chromium, lambda url: url == report.as_uri(),
+                                       viewport=(1300, 900))
+    problems = []
     page = context.new_page()
     page.on("console", lambda msg: msg.type == "error" and problems.append(msg.text))
     page.on("pageerror", lambda err: problems.append(str(err)))

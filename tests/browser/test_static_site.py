@@ -13,6 +13,7 @@ import pytest
 
 from tests.notebooks.harness import ROOT
 
+from .conftest import offline_context
 from .jupyterlab_server import project_python
 
 NOTEBOOK = ROOT / "chapters" / "00_start_here.ipynb"
@@ -57,17 +58,7 @@ def test_chapter_links_point_to_pages(site):
 
 @pytest.mark.browser
 def test_plotly_figure_draws_offline(site, chromium, tmp_path):
-    context = chromium.new_context(viewport={"width": 1200, "height": 900})
-    blocked = []
-
-    def only_local(route):
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", only_local)
+    context, blocked = offline_context(chromium, lambda url: url.startswith("file://"))
     page = context.new_page()
     page.goto((site / "00_start_here.html").as_uri())
     page.wait_for_function(
