@@ -2,3 +2,7 @@
 
 Engines never import vizkit; vizkit reads engine objects through small protocols.
 """
+
+from vizkit.source_view import show_source
+
+__all__ = ["show_source"]
