@@ -2,3 +2,7 @@
 
 Engines never import vizkit; vizkit reads engine objects through small protocols.
 """
+
+from vizkit.claims import ClaimNotSupported, claim
+
+__all__ = ["ClaimNotSupported", "claim"]
