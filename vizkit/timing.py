@@ -57,7 +57,8 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], repeats: int = 5, 
     each come first and are not recorded (first calls fill caches and lazy state).
     """
     if repeats < 5:
-        raise ValueError(f"interleaved_medians needs at least 5 repeats for a spread, got {repeats}")
+        raise ValueError(f"interleaved_medians needs at least 5 repeats for a spread, "
+                         f"got {repeats}")
     for fn in fns.values():
         for _ in range(warmup):
             fn()
