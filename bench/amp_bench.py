@@ -20,7 +20,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread, as torch 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402  (after the thread settings, which numpy reads at import)
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -29,21 +28,7 @@ import chapters.autodiff.functional as F  # noqa: E402
 from chapters.amp.autocast import autocast  # noqa: E402
 from chapters.amp.scaler import GradScaler  # noqa: E402
 from chapters.autodiff import nn, optim, tensor  # noqa: E402
-
-
-def interleaved_medians(steps: dict, rounds: int) -> dict[str, float]:
-    """Median seconds per call of each step function, timed round-robin (one
-    call of each per round) so that a change in machine load hits all alike."""
-    for step in steps.values():
-        step()
-        step()
-    times = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
-            start = time.perf_counter()
-            step()
-            times[name].append(time.perf_counter() - start)
-    return {name: float(np.median(t)) for name, t in times.items()}
+from vizkit.timing import interleaved_medians  # noqa: E402
 
 
 def engine_step(width, batch, use_autocast, use_scaler, dtype):
@@ -103,7 +88,8 @@ def main() -> None:
         for name, make in (("engine", engine_step), ("torch", torch_step)):
             steps = {label: make(args.width, args.batch, a, s, dtype)
                      for label, (a, s) in configs.items()}
-            medians = interleaved_medians(steps, args.steps)
+            medians = {label: t.median for label, t in
+                       interleaved_medians(steps, args.steps, warmup=2).items()}
             base = medians.pop("plain")
             cells = [f"{name:6s} {dtype:8s} plain {base * 1e3:7.2f} ms"]
             cells += [f"{label} x{t / base:.2f}" for label, t in medians.items()]

@@ -3,6 +3,7 @@
 Engines never import vizkit; vizkit reads engine objects through small protocols.
 """
 
+from vizkit.claims import ClaimNotSupported, claim
 from vizkit.source_view import show_source
 
-__all__ = ["show_source"]
+__all__ = ["ClaimNotSupported", "claim", "show_source"]

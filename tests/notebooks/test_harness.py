@@ -46,3 +46,18 @@ def test_an_error_inside_an_output_widget_is_reported_and_does_not_stall(tmp_pat
     )
     _, errors = execute(_write(tmp_path, source, "z = 3"), timeout=30)
     assert [(e.index, e.ename) for e in errors] == [(0, "ValueError")]
+
+
+def test_a_false_claim_fails_the_notebook_with_its_sentence_and_numbers(tmp_path):
+    _, errors = execute(_write(tmp_path, "from vizkit import claim",
+                               "claim('x is bigger', False, {'x': 1})"), timeout=60)
+    assert [(e.index, e.ename) for e in errors] == [(1, "ClaimNotSupported")]
+    assert "'x is bigger'" in errors[0].evalue and "x = 1" in errors[0].evalue
+
+
+def test_a_true_claim_passes_and_shows_its_evidence(tmp_path):
+    nb, errors = execute(_write(tmp_path, "from vizkit import claim",
+                                "claim('x is positive', True, {'x': 1})"), timeout=60)
+    assert errors == []
+    shown = nb.cells[1].outputs[0]["data"]
+    assert "x is positive" in shown["text/plain"] and "x = 1" in shown["text/html"]
