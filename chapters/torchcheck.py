@@ -8,8 +8,11 @@ two results differ and by how much, not only that they do.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 _TORCH_TO_NUMPY_LOW = {torch.bfloat16: "bfloat16", torch.float8_e4m3fn: "float8_e4m3fn",
                        torch.float8_e5m2: "float8_e5m2"}
@@ -94,3 +97,32 @@ def assert_close(actual, expected, *, rtol: float, atol: float, what: str = "val
             f"atol={atol}; worst at index {tuple(int(i) for i in worst)}: got "
             f"{a64[worst]!r}, expected {e64[worst]!r} (|diff| = {err[worst]:.3g})"
         )
+
+
+class _CastRecorder(TorchDispatchMode):
+    """Sees every aten op below autocast and keeps the dtype conversions."""
+
+    def __init__(self, casts: list) -> None:
+        super().__init__()
+        self.casts = casts
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        source = args[0] if args else None
+        if (func is torch.ops.aten._to_copy.default and isinstance(source, torch.Tensor)
+                and source.dtype != out.dtype):
+            from chapters.amp.autocast import Cast
+
+            self.casts.append(Cast("aten::_to_copy", str(source.dtype).removeprefix("torch."),
+                                   str(out.dtype).removeprefix("torch."), source.numel()))
+        return out
+
+
+@contextlib.contextmanager
+def record_torch_casts():
+    """``with record_torch_casts() as casts:`` collects every dtype conversion torch
+    runs inside (autocast's included), as :class:`chapters.amp.autocast.Cast` records
+    comparable with an engine ``autocast`` region's ``casts``."""
+    casts: list = []
+    with _CastRecorder(casts):
+        yield casts

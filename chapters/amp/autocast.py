@@ -25,7 +25,11 @@ made visible. Its claim needs one correction: torch's autocast does not fall
 back to float32 by itself for an op it does not know — such an op simply runs
 in the dtype of the tensors that reach it (float32 if they come from float32
 parameters), and if they are float16 and the kernel has no float16 version,
-torch raises "not implemented for 'Half'". The chapter demonstrates both.
+torch raises "not implemented for 'Half'"; torch's fix is opt-in, per op:
+``torch.amp.custom_fwd(device_type=..., cast_inputs=torch.float32)``. The
+engine's automatic fallback is a teaching aid that makes the cost visible
+(:attr:`autocast.casts` lists every cast a region inserted); the chapter shows
+torch's real behaviour next to it.
 
 Differences from ``torch.autocast``: no weight-cast cache (torch caches the
 float16 copy of each leaf weight within one region; that saves time, not
@@ -38,6 +42,7 @@ from __future__ import annotations
 import functools
 import logging
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -106,13 +111,33 @@ def _eligible(x) -> bool:
     return isinstance(x, Tensor) and x.dtype in dtypes.LOW_PRECISION + (dtypes.float32,)
 
 
-def _cast_all(args, dtype):
-    """``args`` with every eligible Tensor (also inside lists/tuples) cast to ``dtype``."""
+@dataclass(frozen=True)
+class Cast:
+    """One cast autocast inserted: before ``op``, ``numel`` elements from ``source`` to
+    ``target`` (the engine's counterpart of an ``aten::_to_copy`` in torch's profiler)."""
+
+    op: str
+    source: str
+    target: str
+    numel: int
+
+    @property
+    def bytes_moved(self) -> int:
+        """Bytes read plus bytes written by the cast."""
+        return self.numel * (np.dtype(_dtype_by_name(self.source)).itemsize
+                             + np.dtype(_dtype_by_name(self.target)).itemsize)
+
+
+def _cast_all(args, dtype, op_name: str = "", casts: list | None = None):
+    """``args`` with every eligible Tensor (also inside lists/tuples) cast to ``dtype``;
+    each cast made is appended to ``casts`` as a :class:`Cast` before ``op_name``."""
     out = []
     for a in args:
         if isinstance(a, list | tuple):
-            out.append(type(a)(_cast_all(a, dtype)))
+            out.append(type(a)(_cast_all(a, dtype, op_name, casts)))
         elif _eligible(a) and a.dtype != dtype:
+            if casts is not None:
+                casts.append(Cast(op_name, a.dtype.name, np.dtype(dtype).name, a.numel()))
             out.append(a.to(dtype))
         else:
             out.append(a)
@@ -150,6 +175,7 @@ class autocast:
                 f"{', '.join(SUPPORTED_DTYPES[device_type])}")
         self.enabled = bool(enabled)
         self.fallbacks: list[tuple[str, str]] = []   # (op, dtype) that ran in float32
+        self.casts: list[Cast] = []                  # every cast this region inserted
         self._previous = None
 
     # the hook ----------------------------------------------------------
@@ -163,15 +189,15 @@ class autocast:
                 supported = _KERNEL_DTYPES.get(op_name)
                 if supported is not None and self.dtype.name not in supported:
                     self._fall_back(op_name)
-                    return _cast_all(args, dtypes.float32)
-                return _cast_all(args, self.dtype)
+                    return _cast_all(args, dtypes.float32, op_name, self.casts)
+                return _cast_all(args, self.dtype, op_name, self.casts)
             if policy == FLOAT32:
-                return _cast_all(args, dtypes.float32)
+                return _cast_all(args, dtypes.float32, op_name, self.casts)
             widest = None
             for a in _flat(args):
                 if _eligible(a):
                     widest = a.dtype if widest is None else dtypes.promote_types(widest, a.dtype)
-            return args if widest is None else _cast_all(args, widest)
+            return args if widest is None else _cast_all(args, widest, op_name, self.casts)
 
     def _fall_back(self, op_name: str) -> None:
         if (op_name, self.dtype.name) not in self.fallbacks:
