@@ -356,3 +356,18 @@ def test_low_precision_matmul_and_sum_accumulate_in_float32_like_torch(low):
         assert_close(ours, theirs, rtol=0, atol=0, what=f"{low} accumulation")
         assert float(to_numpy(ours).astype(np.float32).ravel()[0]) == 10.0
     assert sum_repeatedly(0.01, 1000, low, low) != 10.0
+
+
+def test_autocast_region_counts_the_same_casts_as_torch():
+    """A matmul -> tanh -> matmul block: the engine's recorded casts match torch's."""
+    from chapters.torchcheck import record_torch_casts
+
+    rng = np.random.default_rng(0)
+    x, w1, w2 = (rng.standard_normal((8, 8)).astype(np.float32) for _ in range(3))
+    with autocast("cpu", dtype="bfloat16") as region:
+        ad.tensor(x) @ ad.tensor(w1) @ ad.tensor(w2)
+    with record_torch_casts() as casts, torch.autocast("cpu", dtype=torch.bfloat16):
+        torch.from_numpy(x) @ torch.from_numpy(w1) @ torch.from_numpy(w2)
+    assert [(c.source, c.target) for c in region.casts] == [(c.source, c.target) for c in casts]
+    assert region.casts[0].bytes_moved == 64 * (4 + 2)
+    assert sum(c.bytes_moved for c in region.casts) == sum(c.bytes_moved for c in casts)
