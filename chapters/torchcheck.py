@@ -94,3 +94,22 @@ def assert_close(actual, expected, *, rtol: float, atol: float, what: str = "val
             f"atol={atol}; worst at index {tuple(int(i) for i in worst)}: got "
             f"{a64[worst]!r}, expected {e64[worst]!r} (|diff| = {err[worst]:.3g})"
         )
+
+
+def torch_ddp_buckets(named_params, size_limits: list[int]) -> list[list[str]]:
+    """torch's own DDP bucket assignment for engine parameters, as names per bucket.
+
+    ``named_params`` are (name, parameter) pairs in registration order; they
+    are handed to ``torch.distributed._compute_bucket_assignment_by_size`` in
+    the order backward produces their gradients (last registered first), with
+    ``size_limits`` in bytes: ``[cap]``, or ``[first_bucket_cap, cap]`` as torch's
+    DDP passes them when ``bucket_cap_mb`` is left at its default.
+    """
+    import torch.distributed as dist
+
+    order = list(reversed(list(named_params)))
+    tensors = [torch.empty(p.data.shape, dtype=getattr(torch, p.data.dtype.name))
+               for _, p in order]
+    buckets, _ = dist._compute_bucket_assignment_by_size(tensors, list(size_limits),
+                                                         [False] * len(tensors))
+    return [[order[i][0] for i in bucket] for bucket in buckets]
