@@ -12,6 +12,7 @@ import contextlib
 
 import numpy as np
 import torch
+import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
 
 _TORCH_TO_NUMPY_LOW = {torch.bfloat16: "bfloat16", torch.float8_e4m3fn: "float8_e4m3fn",
@@ -111,7 +112,7 @@ class _CastRecorder(TorchDispatchMode):
         source = args[0] if args else None
         if (func is torch.ops.aten._to_copy.default and isinstance(source, torch.Tensor)
                 and source.dtype != out.dtype):
-            from chapters.amp.autocast import Cast
+            from chapters.amp.autocast import Cast  # chapters.amp imports this module
 
             self.casts.append(Cast("aten::_to_copy", str(source.dtype).removeprefix("torch."),
                                    str(out.dtype).removeprefix("torch."), source.numel()))
@@ -126,3 +127,20 @@ def record_torch_casts():
     casts: list = []
     with _CastRecorder(casts):
         yield casts
+
+
+def torch_ddp_buckets(named_params, size_limits: list[int]) -> list[list[str]]:
+    """torch's own DDP bucket assignment for engine parameters, as names per bucket.
+
+    ``named_params`` are (name, parameter) pairs in registration order; they
+    are handed to ``torch.distributed._compute_bucket_assignment_by_size`` in
+    the order backward produces their gradients (last registered first), with
+    ``size_limits`` in bytes: ``[cap]``, or ``[first_bucket_cap, cap]`` as torch's
+    DDP passes them when ``bucket_cap_mb`` is left at its default.
+    """
+    order = list(reversed(list(named_params)))
+    tensors = [torch.empty(p.data.shape, dtype=getattr(torch, p.data.dtype.name))
+               for _, p in order]
+    buckets, _ = dist._compute_bucket_assignment_by_size(tensors, list(size_limits),
+                                                         [False] * len(tensors))
+    return [[order[i][0] for i in bucket] for bucket in buckets]

@@ -207,14 +207,38 @@ def pipeline_summary(intervals, p: int, m: int, schedule: str) -> str:
 
 # ------------------------------------------------------------ DDP buckets
 
+def bucket_overlap(events, backward: tuple[float, float]) -> dict:
+    """How much of one step's all-reduce ran while backward was still computing.
+
+    ``backward`` is (start, end) of ``loss.backward()``, whose end includes DDP
+    waiting for the all-reduces; the computing ends when the last gradient is
+    ready, the latest ``ready`` of the buckets. Returns seconds: ``compute``
+    (backward start -> last gradient), ``wait`` (last gradient -> backward
+    returns), ``first_lead`` (first all-reduce start -> last gradient, positive
+    when it started earlier), the fraction ``overlap`` of all-reduce time
+    before the last gradient, and ``early``, how many buckets started before it.
+    """
+    last_grad = max(e.ready for e in events)
+    busy = sum(e.end - e.start for e in events)
+    inside = sum(max(0.0, min(e.end, last_grad) - max(e.start, backward[0])) for e in events)
+    return {"compute": last_grad - backward[0], "wait": backward[1] - last_grad,
+            "first_lead": last_grad - min(e.start for e in events),
+            "overlap": inside / busy if busy > 0 else 0.0,
+            "early": sum(e.start < last_grad for e in events)}
+
+
 def bucket_figure(events, backward: tuple[float, float] | None = None,
+                  names: list[list[str]] | None = None,
                   title: str = "DDP gradient buckets") -> go.Figure:
     """Per bucket: waiting to start (grey, ready -> start) and its all-reduce
-    (orange, start -> end); ``backward`` (start, end) drawn as a blue band."""
+    (orange, start -> end). ``backward`` (start, end) is drawn as two bands:
+    computing until the last gradient is ready (blue), then DDP waiting for
+    the all-reduces (light blue). ``names`` labels each bucket's parameters."""
     t0 = min([e.ready for e in events] + ([backward[0]] if backward else []))
     scale = 1e3
     fig = go.Figure()
-    rows = [f"bucket {e.index} ({e.nbytes / 1024:.0f} KiB)" for e in events]
+    rows = [f"bucket {e.index} ({e.nbytes / 1024:.0f} KiB"
+            + (f": {', '.join(names[e.index])})" if names else ")") for e in events]
     fig.add_trace(go.Bar(y=rows, x=[(e.start - e.ready) * scale for e in events],
                          base=[(e.ready - t0) * scale for e in events], orientation="h",
                          marker={"color": "#cccccc"}, name="ready, waiting for the link"))
@@ -222,26 +246,35 @@ def bucket_figure(events, backward: tuple[float, float] | None = None,
                          base=[(e.start - t0) * scale for e in events], orientation="h",
                          marker={"color": "#ff7f0e"}, name="all-reduce"))
     if backward:
-        fig.add_trace(go.Bar(y=["backward"], x=[(backward[1] - backward[0]) * scale],
-                             base=[(backward[0] - t0) * scale], orientation="h",
-                             marker={"color": "#1f77b4"}, name="backward compute"))
+        last_grad = max(e.ready for e in events)
+        for a, b, color, label in ((backward[0], last_grad, "#1f77b4", "backward computing"),
+                                   (last_grad, backward[1], "#9ecae1",
+                                    "backward waiting for DDP")):
+            fig.add_trace(go.Bar(y=["loss.backward()"], x=[(b - a) * scale],
+                                 base=[(a - t0) * scale], orientation="h",
+                                 marker={"color": color}, name=label))
+        fig.add_vline(x=(last_grad - t0) * scale, line_dash="dash",
+                      annotation_text="last gradient ready")
     fig.update_layout(title=title, barmode="overlay", xaxis_title="time (ms)",
                       yaxis={"autorange": "reversed"}, height=160 + 40 * (len(events) + 1))
     return fig
 
 
 def bucket_summary(events, backward: tuple[float, float] | None = None) -> str:
+    """One step's buckets in words; with ``backward``, the overlap measured
+    against the moment the last gradient was ready (see :func:`bucket_overlap`)."""
     first = min(e.ready for e in events)
     last = max(e.end for e in events)
     text = (f"{len(events)} buckets; the first all-reduce starts "
             f"{(min(e.start for e in events) - first) * 1e3:.2f} ms after the first bucket is "
             f"ready, the last ends {(last - first) * 1e3:.2f} ms after it.")
     if backward:
-        inside = sum(max(0.0, min(e.end, backward[1]) - max(e.start, backward[0]))
-                     for e in events)
-        total = sum(e.end - e.start for e in events)
-        text += (f" {inside / total:.0%} of the all-reduce time overlaps the backward pass "
-                 f"({(backward[1] - backward[0]) * 1e3:.2f} ms).")
+        o = bucket_overlap(events, backward)
+        text += (f" Backward computes for {o['compute'] * 1e3:.2f} ms until the last gradient "
+                 f"is ready, then waits {o['wait'] * 1e3:.2f} ms for the all-reduces; "
+                 f"{o['early']} of {len(events)} all-reduces start before the last gradient "
+                 f"(the first {o['first_lead'] * 1e3:.2f} ms before it), and {o['overlap']:.0%} "
+                 "of the all-reduce time runs while backward is still computing.")
     return text
 
 

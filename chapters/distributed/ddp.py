@@ -10,7 +10,7 @@ never drift apart. Four details make it fast, as in ``torch.nn.parallel.Distribu
 1. **Same start.** Rank 0's parameters are broadcast to all ranks at construction.
 2. **Buckets (梯度分桶).** One all-reduce per parameter would pay the latency
    ``alpha`` per parameter; instead parameters are packed into buckets of at
-   most ``bucket_cap_mb`` (25 MB by default) and each bucket is all-reduced as
+   most ``bucket_cap_mb`` (25 MiB by default) and each bucket is all-reduced as
    one flat buffer. Parameters go into buckets in *reverse* registration order,
    because backward produces the last layer's gradients first.
 3. **Overlap (通信计算重叠).** A hook on every parameter
@@ -25,14 +25,23 @@ never drift apart. Four details make it fast, as in ``torch.nn.parallel.Distribu
 4. **``no_sync()``** skips the all-reduce for gradient accumulation: gradients
    accumulate locally in ``.grad`` and are averaged at the next synchronized backward.
 
-Differences from torch, on purpose: the simulated world runs the all-reduce in
-the hook itself (its ranks take turns, so a background thread could not talk
-for them), so it shows buckets but not overlap; torch's first bucket is capped
-at 1 MiB so that communication starts earlier — here all buckets share one cap
-(torch's closing rule otherwise, checked against its own bucket assignment);
-and every parameter must get a gradient in every synchronized backward (torch's
-``find_unused_parameters=False`` behaviour; an incomplete reduction is reported
-at the next forward, as torch does).
+Bucket sizes follow torch: ``bucket_cap_mb`` (25 MiB when left at ``None``)
+caps every bucket, and when the cap is left at its default the *first*
+bucket of each dtype is capped at ``FIRST_BUCKET_BYTES`` (1 MiB, torch's
+``dist._DEFAULT_FIRST_BUCKET_BYTES``), so the last gradients that backward
+computes do not wait in a large bucket; an explicit ``bucket_cap_mb`` applies
+to the first bucket too (torch 2.13's ``_BucketCapacityConfig``). Both are
+checked against torch's own ``_compute_bucket_assignment_by_size``.
+
+Differences from torch, on purpose: torch (with ``find_unused_parameters=False``)
+reduces the first iteration in one bucket and then *rebuilds* its buckets in the
+order gradients actually arrived; here buckets are assigned once, in reverse
+registration order, which is the arrival order for a ``Sequential``. The
+simulated world runs the all-reduce in the hook itself (its ranks take turns,
+so a background thread could not talk for them), so it shows buckets but not
+overlap. And every parameter must get a gradient in every synchronized
+backward (torch's ``find_unused_parameters=False`` behaviour; an incomplete
+reduction is reported at the next forward, as torch does).
 """
 
 from __future__ import annotations
@@ -49,6 +58,9 @@ from chapters.autodiff.nn import Module
 from .collectives import ReduceOp, all_reduce, broadcast
 from .transport import DistributedError, Group
 
+DEFAULT_BUCKET_CAP_MB = 25.0
+FIRST_BUCKET_BYTES = 2**20  # torch's dist._DEFAULT_FIRST_BUCKET_BYTES
+
 
 @dataclass
 class Bucket:
@@ -60,6 +72,7 @@ class Bucket:
     offsets: list[tuple[int, int]] = field(default_factory=list)
     pending: int = 0
     arrived: set[int] = field(default_factory=set)   # indices whose gradient is ready
+    ready: float = 0.0   # group.now() when its last gradient arrived
 
     @property
     def nbytes(self) -> int:
@@ -68,7 +81,8 @@ class Bucket:
 
 @dataclass(frozen=True)
 class BucketEvent:
-    """When bucket ``index`` was ready and when its all-reduce ran (``group.now()``)."""
+    """When bucket ``index``'s last gradient arrived (``ready``) and when its
+    all-reduce ran (``start`` -> ``end``), all in ``group.now()`` seconds."""
 
     index: int
     nbytes: int
@@ -77,36 +91,44 @@ class BucketEvent:
     end: float
 
 
-def build_buckets(named_params, bucket_cap_bytes: float) -> list[Bucket]:
+def build_buckets(named_params, bucket_cap_bytes: float,
+                  first_bucket_cap_bytes: float | None = None) -> list[Bucket]:
     """Pack parameters into buckets the way torch's DDP does.
 
     Parameters are taken last registered first (backward produces the last
     layer's gradients first). Each dtype has one open bucket; a parameter joins
     the open bucket of its dtype, and the bucket is closed as soon as it holds
-    ``bucket_cap_bytes`` or more, so a bucket overshoots the cap by at most its
-    last parameter. Buckets come out in the order of their first parameter. A
-    cap of 0 gives one bucket per parameter.
+    its limit or more, so a bucket overshoots by at most its last parameter.
+    The limit is ``first_bucket_cap_bytes`` for the first bucket of each dtype
+    (when given) and ``bucket_cap_bytes`` for the others. Buckets come out in
+    the order of their first parameter. A cap of 0 gives one bucket per parameter.
     """
     order = list(reversed(list(named_params)))
     open_buckets: dict[np.dtype, list[int]] = {}
+    closed_per_dtype: dict[np.dtype, int] = {}
     buckets = []
     for index, (_, p) in enumerate(order):
-        members = open_buckets.setdefault(p.data.dtype, [])
+        dtype = p.data.dtype
+        members = open_buckets.setdefault(dtype, [])
         members.append(index)
-        if sum(order[i][1].data.nbytes for i in members) >= bucket_cap_bytes:
-            buckets.append(open_buckets.pop(p.data.dtype))
-    out = []
-    for indices in sorted(buckets + list(open_buckets.values())):  # by first parameter
-        members = [order[i] for i in indices]
-        total = sum(p.data.size for _, p in members)
-        bucket = Bucket([p for _, p in members], [n for n, _ in members],
-                        np.zeros(total, dtype=members[0][1].data.dtype))
-        start = 0
-        for _, p in members:
-            bucket.offsets.append((start, start + p.data.size))
-            start += p.data.size
-        out.append(bucket)
-    return out
+        first = closed_per_dtype.get(dtype, 0) == 0 and first_bucket_cap_bytes is not None
+        limit = first_bucket_cap_bytes if first else bucket_cap_bytes
+        if sum(order[i][1].data.nbytes for i in members) >= limit:
+            buckets.append(open_buckets.pop(dtype))
+            closed_per_dtype[dtype] = closed_per_dtype.get(dtype, 0) + 1
+    return [_flat_bucket([order[i] for i in indices])   # by first parameter
+            for indices in sorted(buckets + list(open_buckets.values()))]
+
+
+def _flat_bucket(members) -> Bucket:
+    """A bucket over ``members`` (name, parameter) with one flat zero buffer."""
+    bucket = Bucket([p for _, p in members], [n for n, _ in members],
+                    np.zeros(sum(p.data.size for _, p in members), dtype=members[0][1].data.dtype))
+    start = 0
+    for _, p in members:
+        bucket.offsets.append((start, start + p.data.size))
+        start += p.data.size
+    return bucket
 
 
 class DistributedDataParallel(Module):
@@ -115,9 +137,10 @@ class DistributedDataParallel(Module):
     Use it exactly like torch's: ``model = DistributedDataParallel(net, group)``;
     ``loss = loss_fn(model(x_shard), y_shard); loss.backward(); opt.step()``.
     ``overlap`` runs bucket all-reduces on a background thread (real processes only).
+    ``bucket_cap_mb=None`` means 25 MiB with a 1 MiB first bucket, as in torch.
     """
 
-    def __init__(self, module: Module, group: Group, bucket_cap_mb: float = 25.0,
+    def __init__(self, module: Module, group: Group, bucket_cap_mb: float | None = None,
                  overlap: bool = True):
         super().__init__()
         self.module = module
@@ -126,7 +149,9 @@ class DistributedDataParallel(Module):
         for _, p in named:
             p.data = np.ascontiguousarray(p.data)
             broadcast(group, p.data, src=0)
-        object.__setattr__(self, "buckets", build_buckets(named, bucket_cap_mb * 2**20))
+        cap = (DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb) * 2**20
+        first = FIRST_BUCKET_BYTES if bucket_cap_mb is None else None
+        object.__setattr__(self, "buckets", build_buckets(named, cap, first))
         object.__setattr__(self, "_bucket_of", {})
         for i, bucket in enumerate(self.buckets):
             for j, p in enumerate(bucket.params):
@@ -186,6 +211,8 @@ class DistributedDataParallel(Module):
         i, j = self._bucket_of[id(param)]
         self.buckets[i].arrived.add(j)
         self.buckets[i].pending -= 1
+        if self.buckets[i].pending == 0:
+            self.buckets[i].ready = self.group.now()
         while self._next < len(self.buckets) and self.buckets[self._next].pending == 0:
             self._start(self._next)
             object.__setattr__(self, "_next", self._next + 1)
@@ -196,7 +223,7 @@ class DistributedDataParallel(Module):
         bucket = self.buckets[index]
         for p, (a, b) in zip(bucket.params, bucket.offsets, strict=True):
             bucket.buffer[a:b] = p.grad.data.reshape(-1)
-        ready = self.group.now()
+        ready = bucket.ready
 
         def reduce_bucket():
             start = self.group.now()

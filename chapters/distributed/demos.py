@@ -24,9 +24,15 @@ def regression_data(n: int, features: int, outputs: int, seed: int = 0):
     return x, np.tanh(x @ w).astype(np.float32)
 
 
-def mlp(features: int, hidden: int, outputs: int, seed: int = 0) -> nn.Sequential:
+def mlp(features: int, hidden: int, outputs: int, seed: int = 0,
+        hidden_layers: int = 1) -> nn.Sequential:
+    """Linear, GELU, then ``hidden_layers - 1`` more (Linear, GELU) pairs, then the
+    output Linear: parameters ``0.*``, ``2.*``, ... ``{2 * hidden_layers}.*``."""
     manual_seed(seed)
-    return nn.Sequential(nn.Linear(features, hidden), nn.GELU(), nn.Linear(hidden, outputs))
+    layers = [nn.Linear(features, hidden), nn.GELU()]
+    for _ in range(hidden_layers - 1):
+        layers += [nn.Linear(hidden, hidden), nn.GELU()]
+    return nn.Sequential(*layers, nn.Linear(hidden, outputs))
 
 
 def train_single(model, x, y, steps: int, lr: float = 0.1) -> list[float]:
@@ -42,11 +48,12 @@ def train_single(model, x, y, steps: int, lr: float = 0.1) -> list[float]:
     return losses
 
 
-def ddp_training(group: Group, x, y, steps: int, hidden: int = 32, bucket_cap_mb=25.0,
-                 lr: float = 0.1):
+def ddp_training(group: Group, x, y, steps: int, hidden: int = 32, bucket_cap_mb=None,
+                 lr: float = 0.1, hidden_layers: int = 1):
     """Data parallel: rank ``r`` trains on the ``r``-th slice of each batch.
-    Returns its parameters, bucket names and the timing of every bucket."""
-    net = mlp(x.shape[1], hidden, y.shape[1])
+    Returns its parameters, bucket names, the timing of every bucket and each
+    step's ``loss.backward()`` interval (which includes DDP's final wait)."""
+    net = mlp(x.shape[1], hidden, y.shape[1], hidden_layers=hidden_layers)
     model = DistributedDataParallel(net, group, bucket_cap_mb=bucket_cap_mb)
     opt = optim.SGD(model.parameters(), lr=lr)
     shard = np.array_split(np.arange(len(x)), group.world_size)[group.rank]
@@ -93,13 +100,17 @@ def assemble_tensor_parallel(shards: list[dict]) -> dict[str, np.ndarray]:
             "2.bias": p[0]["fc2.bias"]}
 
 
-def link_and_ddp(group: Group, x, y, steps: int):
+def link_and_ddp(group: Group, x, y, steps: int, hidden: int = 256, hidden_layers: int = 3,
+                 bucket_cap_mb: float = 0.004):
     """The notebook's one real multi-process run: fit alpha and beta from
-    ping-pongs, then train with DDP (small buckets, so several overlap backward)."""
+    ping-pongs, then train a deep MLP with DDP. A 4 KiB cap closes a bucket at
+    every weight, so each Linear layer is one bucket and the later layers'
+    buckets are all-reduced while backward still computes the earlier ones."""
     group.check_shapes = False
     times = measure_p2p(group, P2P_SIZES, repeats=5)
     alpha, beta = fit_alpha_beta(P2P_SIZES, times)
-    out = ddp_training(group, x, y, steps, hidden=256, bucket_cap_mb=0.02)
+    out = ddp_training(group, x, y, steps, hidden=hidden, bucket_cap_mb=bucket_cap_mb,
+                       hidden_layers=hidden_layers)
     out.update(alpha=alpha, beta=beta, p2p=list(zip(P2P_SIZES, times, strict=True)))
     return out
 

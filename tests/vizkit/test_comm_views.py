@@ -96,11 +96,17 @@ class _Event:
     end: float
 
 
-def test_bucket_summary_measures_overlap_with_backward():
-    events = [_Event(0, 1024, 0.0, 0.0, 1.0), _Event(1, 1024, 1.0, 1.0, 3.0)]
-    text = cv.bucket_summary(events, backward=(0.0, 2.0))
-    assert "67% of the all-reduce time overlaps" in text    # 1 + 1 of 3 seconds
-    assert len(cv.bucket_figure(events, backward=(0.0, 2.0)).data) == 3
+def test_bucket_overlap_is_measured_against_the_last_gradient_not_backwards_end():
+    # the last gradient is ready at 1.5 s; backward returns at 4 s after waiting for DDP
+    events = [_Event(0, 1024, 0.0, 0.5, 1.0), _Event(1, 1024, 1.5, 1.5, 4.0)]
+    o = cv.bucket_overlap(events, backward=(0.0, 4.0))
+    assert o["compute"] == 1.5 and o["wait"] == 2.5 and o["first_lead"] == 1.0
+    assert o["early"] == 1 and o["overlap"] == pytest.approx(0.5 / 3.0)
+    text = cv.bucket_summary(events, backward=(0.0, 4.0))
+    assert "1 of 2 all-reduces start before the last gradient" in text
+    assert "17% of the all-reduce time runs while backward is still computing" in text
+    fig = cv.bucket_figure(events, backward=(0.0, 4.0), names=[["1.bias"], ["0.weight"]])
+    assert len(fig.data) == 4 and "0.weight" in fig.data[0].y[1]
 
 
 def test_scaling_and_memory_figures_report_their_numbers():

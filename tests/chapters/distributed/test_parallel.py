@@ -11,7 +11,7 @@ import torch
 import chapters.autodiff.functional as F
 from chapters.autodiff import Tensor, nn
 from chapters.distributed import launch, run_simulated
-from chapters.distributed.ddp import build_buckets
+from chapters.distributed.ddp import FIRST_BUCKET_BYTES, DistributedDataParallel, build_buckets
 from chapters.distributed.pipeline import (
     bubble_fraction,
     gpipe_schedule,
@@ -20,7 +20,7 @@ from chapters.distributed.pipeline import (
     peak_in_flight,
 )
 from chapters.distributed.zero import paper_bytes_per_param
-from chapters.torchcheck import assert_close
+from chapters.torchcheck import assert_close, torch_ddp_buckets
 
 from . import engine_programs as programs
 
@@ -185,28 +185,45 @@ def test_zero_bytes_per_rank_follow_the_paper(p):
         assert per_param == pytest.approx(paper_bytes_per_param(stage, p), rel=0.01)
 
 
-def _torch_bucket_names(named, cap_bytes):
-    """torch's own DDP bucket assignment (one cap for every bucket), as parameter names."""
-    import torch.distributed as dist
-
-    order = list(reversed(named))
-    tensors = [torch.empty(p.data.shape, dtype=getattr(torch, p.data.dtype.name))
-               for _, p in order]
-    buckets, _ = dist._compute_bucket_assignment_by_size(tensors, [cap_bytes],
-                                                         [False] * len(tensors))
-    return [[order[i][0] for i in bucket] for bucket in buckets]
+def _mixed_net():
+    return nn.Sequential(nn.Linear(100, 100), nn.Linear(100, 10), nn.Linear(10, 10),
+                         nn.Linear(10, 4).double(), nn.Linear(4, 3))
 
 
 @pytest.mark.parametrize("cap", [0, 400, 41000, 45000, 25 * 2**20])
 def test_buckets_are_assigned_as_torch_ddp_assigns_them(cap):
-    net = nn.Sequential(nn.Linear(100, 100), nn.Linear(100, 10), nn.Linear(10, 10),
-                        nn.Linear(10, 4).double(), nn.Linear(4, 3))
-    named = list(net.named_parameters())
+    named = list(_mixed_net().named_parameters())
     buckets = build_buckets(named, bucket_cap_bytes=cap)
-    assert [b.names for b in buckets] == _torch_bucket_names(named, cap)
+    assert [b.names for b in buckets] == torch_ddp_buckets(named, [cap])
     assert sorted(n for b in buckets for n in b.names) == sorted(n for n, _ in named)
     for b in buckets:  # a bucket overshoots the cap by at most its last parameter
         assert b.nbytes - b.params[-1].data.nbytes < max(cap, 1)
+
+
+@pytest.mark.parametrize("first, cap", [(0, 41000), (400, 45000), (41000, 400),
+                                        (45000, 25 * 2**20), (100, 0)])
+def test_first_bucket_limit_is_applied_as_torch_applies_it(first, cap):
+    named = list(_mixed_net().named_parameters())
+    buckets = build_buckets(named, cap, first_bucket_cap_bytes=first)
+    assert [b.names for b in buckets] == torch_ddp_buckets(named, [first, cap])
+
+
+def test_default_ddp_caps_its_first_bucket_at_torchs_first_bucket_bytes():
+    import torch.distributed as dist
+
+    assert FIRST_BUCKET_BYTES == dist._DEFAULT_FIRST_BUCKET_BYTES
+    net = nn.Sequential(nn.Linear(256, 512), nn.Linear(512, 512), nn.Linear(512, 512))
+    named = list(net.named_parameters())
+
+    def names(cap_mb):
+        def build(g):
+            return [b.names for b in DistributedDataParallel(net, g, cap_mb).buckets]
+        return run_simulated(build, 1)[0][0]
+
+    limits = [dist._DEFAULT_FIRST_BUCKET_BYTES, 25 * 2**20]
+    assert names(None) == torch_ddp_buckets(named, limits) == [
+        ["2.bias", "2.weight"], ["1.bias", "1.weight", "0.bias", "0.weight"]]
+    assert names(25.0) == torch_ddp_buckets(named, [25 * 2**20]) and len(names(25.0)) == 1
 
 
 def test_buckets_take_parameters_in_reverse_order():
