@@ -44,7 +44,7 @@ def main(argv=None) -> None:
     from chapters.distributed import init_from_env
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=LoopConfig.steps)
     parser.add_argument("--amp-dtype", default="float16",
                         choices=["float32", "float16", "bfloat16"])
     parser.add_argument("--sync", default="ddp", choices=SYNC_MODES)
