@@ -32,10 +32,10 @@ class LoopConfig:
     step rank 1 sees a batch with one NaN pixel (for the NaN checklist).
     """
 
-    steps: int = 30
+    steps: int = 40
     batch_size: int = 64
     hidden: int = 32
-    lr: float = 0.2
+    lr: float = 0.5
     amp_dtype: str = "float16"
     init_scale: float = 2.0**12
     growth_interval: int = 10
@@ -63,15 +63,51 @@ class OneProcess:
     world_size = 1
 
 
+def standardize(x_train: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
+    """Centre and scale every pixel by the *training* images' mean and standard
+    deviation (a pixel that is constant in training keeps a scale of 1), and apply
+    the same affine map to ``others`` (the test images).
+
+    Pixels divided by 16 lie in [0, 1] with means from 0 to 0.76 and standard
+    deviations from 0 to 0.41: a badly conditioned problem for plain SGD (the
+    shared positive mean dominates the first layer's gradient). After this map
+    every pixel has mean 0 and (where it varies) variance 1."""
+    mean = x_train.mean(axis=0)
+    std = x_train.std(axis=0)
+    scale = np.where(std > 0, std, 1.0)
+    return [((x - mean) / scale).astype(np.float32) for x in (x_train, *others)]
+
+
 @cache
-def digits(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The training images and labels: ``(x float32 (N, 64) in [0, 1], y int64 (N,))``.
-    Load them once in the parent and hand them to the ranks (loading scikit-learn
-    in every rank would cost seconds each)."""
+def digits_split(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x_train, y_train, x_test, y_test)``: scikit-learn's digits, 20 % held out,
+    images standardized with the training statistics (:func:`standardize`)."""
     from chapters.autodiff.data import load_digits_split
 
-    split = load_digits_split(test_fraction=0.2, seed=seed)
-    return split[0], split[1]
+    x_train, y_train, x_test, y_test = load_digits_split(test_fraction=0.2, seed=seed)
+    x_train, x_test = standardize(x_train, x_test)
+    return x_train, y_train, x_test, y_test
+
+
+def digits(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The training images and labels: ``(x float32 (N, 64), y int64 (N,))``.
+    Load them once in the parent and hand them to the ranks (loading scikit-learn
+    in every rank would cost seconds each)."""
+    return digits_split(seed)[:2]
+
+
+def held_out_digits(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The held-out images and labels, standardized as the training images."""
+    return digits_split(seed)[2:]
+
+
+def accuracy(weights: dict, data) -> float:
+    """Fraction of ``data = (x, y)`` that the MLP with ``weights`` (a state dict of
+    numpy arrays, from either framework) classifies correctly, computed in float32."""
+    x, y = data
+    hidden = np.maximum(x @ weights["0.weight"].T + weights["0.bias"], 0.0)
+    logits = hidden @ weights["2.weight"].T + weights["2.bias"]
+    return float(np.mean(logits.argmax(axis=1) == y))
 
 
 def batch_for(config: LoopConfig, data, step: int, rank: int, world_size: int):

@@ -11,10 +11,11 @@ Two machines (run on each; ``--node_rank`` 0 on the machine at ``HOST``)::
 
 Each rank trains the engine model and the PyTorch model with the same loop as
 the notebook (autocast, GradScaler, DDP) on its shard of every global batch;
-rank 0 prints both global-batch loss curves and their largest relative
-difference. ``--steps``, ``--amp-dtype`` and ``--sync`` choose the run. The
-engine computes on the CPU; with NCCL (a GPU per rank) PyTorch's side trains on
-the GPU and the engine's all-reduces go through NCCL.
+rank 0 prints both global-batch loss curves, their largest relative
+difference, and both models' accuracy on the held-out digits. ``--steps``,
+``--amp-dtype`` and ``--sync`` choose the run. The engine computes on the CPU;
+with NCCL (a GPU per rank) PyTorch's side trains on the GPU and the engine's
+all-reduces go through NCCL.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import argparse
 import numpy as np
 
 from . import engine_loop, torch_loop
-from .recipe import SYNC_MODES, LoopConfig, digits
+from .recipe import SYNC_MODES, LoopConfig, accuracy, digits, held_out_digits
 
 
 def mean_over_ranks(values, world_size: int) -> np.ndarray:
@@ -44,7 +45,7 @@ def main(argv=None) -> None:
     from chapters.distributed import init_from_env
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=LoopConfig.steps)
     parser.add_argument("--amp-dtype", default="float16",
                         choices=["float32", "float16", "bfloat16"])
     parser.add_argument("--sync", default="ddp", choices=SYNC_MODES)
@@ -62,6 +63,9 @@ def main(argv=None) -> None:
         for step in range(0, config.steps, max(1, config.steps // 10)):
             print(f"{step:4d}  {e[step]:.5f}  {t[step]:.5f}")
         print(f"largest relative difference: {np.max(np.abs(e - t) / t):.2e}")
+        test = held_out_digits(config.seed)
+        print(f"test accuracy: engine {accuracy(engine['weights'], test):.3f}, "
+              f"torch {accuracy(reference['weights'], test):.3f}")
     dist.barrier()
     dist.destroy_process_group()
 

@@ -54,7 +54,7 @@ def test_scaling_curve_follows_the_ring_cost_model():
 
 
 def test_custom_op_without_float16_kernel_falls_back_to_float32(data):
-    out = pitfalls.fallback_step_times(data, hidden=16, batch_size=32, repeats=1)
+    out = pitfalls.engine_fallback(data, hidden=16, batch_size=32)
     assert out["float16 kernel"]["dtype"] == "float16"
     assert out["float16 kernel"]["fallbacks"] == []
     assert out["float32-only kernel"]["dtype"] == "float32"

@@ -23,3 +23,4 @@ def test_capstone_loop_under_torchrun():
     found = re.search(r"largest relative difference: (\S+)", done.stdout)
     assert found, done.stdout
     assert float(found.group(1)) < 1e-3
+    assert re.search(r"test accuracy: engine \d\.\d+, torch \d\.\d+", done.stdout), done.stdout
