@@ -1,9 +1,11 @@
-"""Plotly pictures of memory planning: who lives when, in which buffer.
+"""Plotly pictures of memory: who lives when, in which buffer; what each run holds.
 
 Reads a plan through the protocol of ``chapters.graph.memory.MemoryPlan``:
 ``order`` (nodes with ``name`` and ``meta.nbytes``), ``intervals``
 (``name -> (birth step, last-use step)``), ``buffer_of`` (``name -> buffer``)
-and ``naive_bytes`` / ``free_at_last_use_bytes`` / ``planned_bytes``.
+and ``naive_bytes`` / ``free_at_last_use_bytes`` / ``planned_bytes``; and
+measured memory through ``chapters.graph.MemoryUse``'s ``persistent`` and
+``per_call`` bytes (the working set of eager, planned and compiled runs).
 """
 
 from __future__ import annotations
@@ -60,3 +62,40 @@ def live_buffer_summary(plan) -> str:
             f"{plan.naive_bytes / 1024:.1f} KiB, freeing each value after its last use peaks "
             f"at {peak / 1024:.1f} KiB, and the planned buffers total "
             f"{plan.planned_bytes / 1024:.1f} KiB.")
+
+
+def working_set_rows(uses: dict) -> list[dict]:
+    """One row per way of running, from ``name -> measured use`` (objects with
+    ``persistent`` and ``per_call`` bytes, as ``chapters.graph.MemoryUse``):
+    name, persistent / per-call / total KiB, and the total relative to the first row."""
+    first = next(iter(uses.values()))
+    base = first.persistent + first.per_call
+    return [{"name": name, "persistent_kib": use.persistent / 1024,
+             "per_call_kib": use.per_call / 1024,
+             "total_kib": (use.persistent + use.per_call) / 1024,
+             "relative": (use.persistent + use.per_call) / base if base else float("nan")}
+            for name, use in uses.items()]
+
+
+def working_set_figure(uses: dict, title: str = "Working set: held between calls + one call"):
+    """Stacked bars per way of running: persistent bytes (allocated once, held
+    between calls) under the bytes one call allocates."""
+    rows = working_set_rows(uses)
+    names = [r["name"] for r in rows]
+    fig = go.Figure()
+    for key, label, color in (("persistent_kib", "persistent (allocated once)", PALETTE[0]),
+                              ("per_call_kib", "per call", PALETTE[1])):
+        fig.add_trace(go.Bar(x=names, y=[r[key] for r in rows], name=label, marker_color=color,
+                             hovertemplate="%{x}: %{y:.0f} KiB<extra>" + label + "</extra>"))
+    fig.update_layout(title=title, barmode="stack", yaxis_title="KiB", height=400,
+                      legend_orientation="h", legend_y=-0.2)
+    return fig
+
+
+def working_set_summary(uses: dict) -> str:
+    """The figure in words: each bar's two parts and its total against the first bar."""
+    rows = working_set_rows(uses)
+    parts = [f"{r['name']}: {r['persistent_kib']:.0f} KiB persistent + {r['per_call_kib']:.0f} "
+             f"KiB per call = {r['total_kib']:.0f} KiB ({r['relative']:.2f}x {rows[0]['name']})"
+             for r in rows]
+    return "Working set per way of running. " + "; ".join(parts) + "."

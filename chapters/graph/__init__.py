@@ -16,7 +16,7 @@ from .eager import EagerRun, run_eager
 from .frontend import TracerWarning, Value, maximum, minimum, where
 from .interpreter import run
 from .ir import Graph, GraphError, Node, topological_sort
-from .memory import MemoryPlan, PlannedExecutor, measured_peak_bytes, plan_memory
+from .memory import MemoryPlan, MemoryUse, PlannedExecutor, measured_memory, plan_memory
 from .ops import (
     REGISTRY,
     OpDef,
@@ -31,10 +31,10 @@ from .passes import optimize
 from .tracing import TraceError, trace
 
 __all__ = [
-    "REGISTRY", "CompiledFunction", "EagerRun", "Graph", "GraphError", "MemoryPlan", "Node",
-    "OpDef", "PlannedExecutor", "ShapeError", "TensorMeta", "TraceError", "TracerWarning",
-    "UnknownOpError", "Value", "broadcast_shapes", "compile", "get_op", "maximum", "minimum",
-    "measured_peak_bytes", "optimize", "plan_memory", "register_op", "run", "run_eager",
+    "REGISTRY", "CompiledFunction", "EagerRun", "Graph", "GraphError", "MemoryPlan", "MemoryUse",
+    "Node", "OpDef", "PlannedExecutor", "ShapeError", "TensorMeta", "TraceError", "TracerWarning",
+    "UnknownOpError", "Value", "broadcast_shapes", "compile", "get_op", "maximum",
+    "measured_memory", "minimum", "optimize", "plan_memory", "register_op", "run", "run_eager",
     "topological_sort", "trace",
     "where",
 ]

@@ -22,11 +22,13 @@ to the caller, constants to the graph):
 :class:`PlannedExecutor` really runs that plan: it allocates the buffers once
 and writes each node's result into its buffer with numpy ``out=`` kernels, so
 a call allocates only the outputs it returns (they must not alias buffers the
-next call will overwrite).
+next call will overwrite). :func:`measured_memory` measures both parts: the
+buffers, held between calls, and what each call allocates.
 """
 
 from __future__ import annotations
 
+import gc
 import tracemalloc
 from dataclasses import dataclass
 
@@ -164,17 +166,40 @@ class PlannedExecutor:
         return outs[0] if len(outs) == 1 else outs
 
 
-def measured_peak_bytes(fn) -> int:
-    """The most bytes allocated at once during one call of ``fn``, measured.
+@dataclass(frozen=True)
+class MemoryUse:
+    """Bytes one way of running a function needs, split by when they are allocated.
 
-    ``fn`` runs once to warm up (caches, planned buffers allocated once), then
-    once under ``tracemalloc``, which sees numpy's array allocations. This is
-    the measurement that checks a memory plan against what really happens.
+    ``persistent``: allocated while building the runner and warming it up, and
+    still held afterwards (a planned executor's buffers, a compiled graph);
+    ``per_call``: the most bytes one later call allocates on top of that.
     """
-    fn()
+
+    persistent: int
+    per_call: int
+
+    @property
+    def working_set(self) -> int:
+        """All the memory a call needs: what is held between calls plus its own peak."""
+        return self.persistent + self.per_call
+
+
+def measured_memory(build) -> MemoryUse:
+    """Measure, with ``tracemalloc`` (which sees numpy's allocations), the memory
+    of the zero-argument runner that ``build()`` returns.
+
+    Building it and one warm-up call (caches, lazily planned buffers) count as
+    persistent for what they leave allocated; a second call's peak above that
+    is per call. Inputs created before ``build`` is called are not counted.
+    """
     tracemalloc.start()
     try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
+        runner = build()
+        runner()
+        gc.collect()  # a discarded result's reference cycles (a recorded graph) are not held
+        persistent = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        runner()
+        return MemoryUse(persistent, tracemalloc.get_traced_memory()[1] - persistent)
     finally:
         tracemalloc.stop()
