@@ -104,8 +104,8 @@ def load(path) -> Graph:
     path = Path(path)
     document = json.loads(path.read_text())
     if document.get("format") != FORMAT or document.get("version") != VERSION:
-        raise ValueError(f"{path} is not a version-{VERSION} {FORMAT} file "
-                         f"(format {document.get('format')!r}, version {document.get('version')!r}).")
+        raise ValueError(f"{path} is not a version-{VERSION} {FORMAT} file (format "
+                         f"{document.get('format')!r}, version {document.get('version')!r}).")
     graph = Graph(document["name"])
     by_name: dict[str, Node] = {}
     with np.load(path.parent / document["arrays"], allow_pickle=False) as npz:
@@ -120,6 +120,7 @@ def load(path) -> Graph:
             raise GraphError(f"{path}: node {node.name} ({node.op}) was saved as "
                              f"{recorded.dtype}{list(recorded.shape)} but its inputs now give "
                              f"{node.dtype}{list(node.shape)}; the arrays file does not match "
-                             f"the program." + (f"\nIt was created at\n  {source}" if source else ""))
+                             "the program."
+                             + (f"\nIt was created at\n  {source}" if source else ""))
         by_name[node.name] = graph._add(node)
     return graph.set_outputs(*(by_name[o] for o in document["outputs"]))

