@@ -28,6 +28,7 @@ import numpy as np
 
 from .ir import Graph, Node
 from .ops import TensorMeta, get_op
+from .source import user_location
 
 
 class Recorder:
@@ -57,6 +58,8 @@ class Recorder:
         if self.graph is None:
             return Value(opdef(*arrays, **attrs), None, self)
         node = self.graph.call(op, *(v.node for v in inputs), **attrs)  # checks shapes
+        if self.mode == "trace":
+            node.source = user_location()
         data = opdef.kernel(*arrays, **attrs)
         return Value(data, node, self)
 

@@ -4,6 +4,12 @@ Execution is a walk over a topological order: each node's kernel runs on the
 values of its inputs. A value is dropped right after its last user has run
 (the order tells us when), so memory behaves like a careful eager program;
 :mod:`.memory` goes further and reuses the buffers themselves.
+
+When a kernel fails, the Python traceback ends in this loop, not in the
+user's function, which is not even on the stack. :class:`NodeError` puts
+back what the traceback lost: the node, its op, its inputs' shapes and dtypes,
+and the user's line that created the node (recorded by tracing, see
+:mod:`.source`). The ``try`` costs nothing until something raises.
 """
 
 from __future__ import annotations
@@ -12,6 +18,19 @@ import numpy as np
 
 from .ir import Graph, Node
 from .ops import ShapeError, TensorMeta, get_op
+
+
+class NodeError(RuntimeError):
+    """A kernel failed while the interpreter ran one node of a graph."""
+
+    def __init__(self, node: Node, inputs: list[np.ndarray], error: Exception):
+        shapes = ", ".join(f"{i.name}: {np.asarray(v).dtype}{list(np.shape(v))}"
+                           for i, v in zip(node.inputs, inputs, strict=True))
+        where = (f"it was created by the user's code at\n  {node.source}" if node.source
+                 else "no source line was recorded (it was not created by tracing)")
+        super().__init__(f"node {node.name} = {node.op}(...) failed on inputs ({shapes}): "
+                         f"{type(error).__name__}: {error}\n{where}")
+        self.node = node
 
 
 def bind_inputs(graph: Graph, args, kwargs) -> dict[int, np.ndarray]:
@@ -70,7 +89,11 @@ def run(graph: Graph, *args, keep_all: bool = False, **kwargs):
     everything = {}
     for step, node in enumerate(order):
         if node.op != "placeholder":
-            env[node.id] = evaluate(node, [env[i.id] for i in node.inputs])
+            inputs = [env[i.id] for i in node.inputs]
+            try:
+                env[node.id] = evaluate(node, inputs)
+            except Exception as error:
+                raise NodeError(node, inputs, error) from error
         if keep_all:
             everything[node.name] = env[node.id]
         for inp in node.inputs:

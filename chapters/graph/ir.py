@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from .ops import TensorMeta, get_op
+from .source import SourceLocation
 
 
 class GraphError(ValueError):
@@ -37,10 +38,12 @@ _ids = itertools.count()
 class Node:
     """One op application: ``op(*inputs, **attrs)`` producing ``meta``."""
 
-    __slots__ = ("id", "op", "inputs", "attrs", "meta", "users", "name", "__weakref__")
+    __slots__ = ("id", "op", "inputs", "attrs", "meta", "users", "name", "source",
+                 "__weakref__")
 
     def __init__(self, op: str, inputs: Sequence[Node] = (), attrs: dict | None = None,
-                 meta: TensorMeta | None = None, name: str | None = None):
+                 meta: TensorMeta | None = None, name: str | None = None,
+                 source: SourceLocation | None = None):
         opdef = get_op(op)
         self.id = next(_ids)
         self.op = op
@@ -50,6 +53,7 @@ class Node:
             *(i.meta for i in self.inputs), **self.attrs)
         self.users: list[Node] = []
         self.name = name or f"{op}_{self.id}"
+        self.source = source  # the user's line that created it (set by tracing)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -189,7 +193,7 @@ class Graph:
         twin: dict[int, Node] = {}
         for node in topological_sort(self.nodes):
             new = Node(node.op, [twin[i.id] for i in node.inputs], node.attrs, node.meta,
-                       name=node.name)
+                       name=node.name, source=node.source)
             twin[node.id] = copy._add(new)
         copy.outputs = [twin[o.id] for o in self.outputs]
         copy._next_name = self._next_name
