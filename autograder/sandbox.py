@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import codec
+from .sandbox_child import CASE_LINE
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -362,7 +363,7 @@ class _ResultReader(threading.Thread):
         return event
 
     def _too_large(self, run: _Run, body: bytes, size: int, items: int) -> None:
-        match = re.match(rb'\{"event":"case","i":(\d{1,6}),', body[:64])
+        match = CASE_LINE.match(body[:64])
         i = int(match.group(1)) if match else -1
         if 0 <= i < len(run.positions) and i not in run.outcomes:
             run.outcomes[i] = _too_large_outcome(self.limits, size, items)

@@ -569,7 +569,21 @@ def _descendants(root):
     return out
 
 
-def _attempt(payload, r, run, skip, first_case, cases_fd, channel, relay, codec, deadline,
+def _pump(selector, timeout):
+    """Read what is ready on the run's pipes and hand each chunk to its handler;
+    returns the descriptors that reached end of file."""
+    closed = []
+    for key, _ in selector.select(timeout):
+        chunk = os.read(key.fd, 1 << 20)
+        if chunk:
+            key.data(chunk)
+        else:
+            selector.unregister(key.fd)
+            closed.append(key.fd)
+    return closed
+
+
+def _attempt(payload, run, own, skip, first_case, cases_fd, channel, relay, codec, deadline,
              in_own_pid_namespace):
     """Fork one child for run ``r`` and watch it until it finishes, dies, hangs in
     another exercise's cell or runs out of time. Returns ``(how, progress, status)``."""
@@ -600,28 +614,21 @@ def _attempt(payload, r, run, skip, first_case, cases_fd, channel, relay, codec,
     for fd in (result_w, output_w, progress_w):
         os.close(fd)
     progress = _Progress()
-    own = {c["index"] for c in payload["cells"] if c["exercise"] == run["exercise"]} | {-1}
     selector = selectors.DefaultSelector()
     selector.register(result_r, selectors.EVENT_READ, relay.results)
     selector.register(output_r, selectors.EVENT_READ, relay.printed)
-    selector.register(progress_r, selectors.EVENT_READ, None)
+    selector.register(progress_r, selectors.EVENT_READ,
+                      lambda chunk: progress.feed(chunk, time.monotonic()))
     how, status = "timeout", None
     while True:
         now = time.monotonic()
         if now >= deadline:
             break
-        for key, _ in selector.select(min(0.05, deadline - now)):
-            chunk = os.read(key.fd, 1 << 20)
-            if not chunk:
-                selector.unregister(key.fd)
-                if key.fd == progress_r and not progress.done:
-                    how = "closed"
-            elif key.data is None:
-                progress.feed(chunk, time.monotonic())
-            else:
-                key.data(chunk)
-        if how == "closed" or relay.overflow:
-            how = how if how == "closed" else "overflow"
+        if progress_r in _pump(selector, min(0.05, deadline - now)) and not progress.done:
+            how = "closed"
+            break
+        if relay.overflow:
+            how = "overflow"
             break
         if progress.cell is not None and progress.cell not in own \
                 and time.monotonic() - progress.since > payload["other_cell_s"]:
@@ -635,14 +642,7 @@ def _attempt(payload, r, run, skip, first_case, cases_fd, channel, relay, codec,
     status = status if status is not None else reaped
     drain_until = time.monotonic() + 1.0
     while selector.get_map() and time.monotonic() < drain_until:  # writers gone: read to EOF
-        for key, _ in selector.select(0.1):
-            chunk = os.read(key.fd, 1 << 20)
-            if not chunk:
-                selector.unregister(key.fd)
-            elif key.data is None:
-                progress.feed(chunk, time.monotonic())
-            else:
-                key.data(chunk)
+        _pump(selector, 0.1)
     selector.close()
     for fd in (result_r, output_r, progress_r):
         os.close(fd)
@@ -662,7 +662,7 @@ def _supervise(payload, r, run, cases_fd, channel, codec, in_own_pid_namespace):
     own = {c["index"] for c in payload["cells"] if c["exercise"] == run["exercise"]} | {-1}
     skip, first_case = set(), 0
     while True:
-        how, progress, status = _attempt(payload, r, run, skip, first_case, cases_fd, channel,
+        how, progress, status = _attempt(payload, run, own, skip, first_case, cases_fd, channel,
                                          relay, codec, deadline, in_own_pid_namespace)
         if progress.done or relay.overflow or time.monotonic() >= deadline:
             break
