@@ -16,7 +16,9 @@ when graded" agree on the public cases. A stub that still raises
 Where the cases come from, first match wins: the ``lab`` argument (a lab id or a
 directory with ``spec.py``); ``spec.py`` in the current directory;
 ``public_cases.json`` in the current directory (what ``release`` writes next to
-the student notebook); every ``labs/*/spec.py`` of the installed course.
+the student notebook); every ``labs/*/spec.py`` of the installed course, then
+every ``chapters/practice/*/spec.py`` (the chapters' ungraded practice, whose
+cases are all public).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+import chapters
+import labs
 
 from . import codec
 from .compare import compare
@@ -94,12 +99,13 @@ class CheckReport:
 
     def headline(self) -> str:
         ex = self.exercise
-        hidden = (f"; grading also runs {ex.hidden_cases} hidden case(s)" if ex.hidden_cases
-                  else "")
         word = {"passed": "all pass", "not_attempted": "not attempted yet",
                 "failed": "some fail"}[self.status]
+        if not ex.hidden_cases:
+            return f"{ex.id}: {self.passed}/{len(self.results)} cases pass ({word})."
         return (f"{ex.id}: {self.passed}/{len(self.results)} public cases pass ({word}). "
-                f"These are the public cases only{hidden}.")
+                f"These are the public cases only; grading also runs {ex.hidden_cases} "
+                "hidden case(s).")
 
     def hints(self) -> list[tuple[str, str]]:
         """The hint tiers to show, each as (label, text): tiers 1..hint_level."""
@@ -148,24 +154,30 @@ def _load_public(exercise_id: str, lab=None) -> PublicExercise:
         found = _from_public_json(json.loads(public.read_text()), exercise_id)
         if found is not None:
             return found
-    matches = []
-    for spec_file in sorted(_labs_dir().glob("*/spec.py")):
-        spec = load_lab(spec_file.parent.name)
-        if any(ex.id == exercise_id for ex in spec.exercises):
-            matches.append(spec)
+    matches = [spec for spec in _installed_specs()
+               if any(ex.id == exercise_id for ex in spec.exercises)]
     if len(matches) == 1:
         return _from_spec(matches[0], exercise_id)
     if matches:
         raise LookupError(f"exercise {exercise_id!r} exists in labs "
                           f"{[m.id for m in matches]}; pass lab=...")
     raise LookupError(f"no lab has an exercise {exercise_id!r} (looked at ./spec.py, "
-                      f"./{PUBLIC_CASES} and labs/*/spec.py)")
+                      f"./{PUBLIC_CASES}, labs/*/spec.py and chapters/practice/*/spec.py); "
+                      "check the spelling of the id")
 
 
 def _labs_dir() -> Path:
-    import labs
-
     return Path(labs.__file__).parent
+
+
+def _practice_dir() -> Path:
+    return Path(chapters.__file__).parent / "practice"
+
+
+def _installed_specs() -> list:
+    """The course's lab specs, then the chapters' practice specs."""
+    found = [load_lab(f.parent.name) for f in sorted(_labs_dir().glob("*/spec.py"))]
+    return found + [load_lab(f.parent) for f in sorted(_practice_dir().glob("*/spec.py"))]
 
 
 def _from_spec(spec, exercise_id: str) -> PublicExercise:
