@@ -14,6 +14,8 @@ would) and exported with nbconvert's ``lab`` template. The pages work offline:
 * formulas are typeset by the MathJax 2 copy of the ``jupyter-server-mathjax``
   package, shipped in ``mathjax/`` beside the pages (nbconvert would load it
   from a CDN);
+* practice self-checks (``check(...)`` cells) need a live kernel too: each gets a
+  note saying so above the output of the unchanged stub;
 * sliders need a live kernel, so the saved widget state (whose viewer would be
   fetched from a CDN) and require.js are dropped: a page shows the output each
   widget produced when the notebook ran.
@@ -46,6 +48,11 @@ WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = ('<p><em>[An interactive control stands here: open the notebook in JupyterLab '
                '(<code>make lab</code>) to use it. The output below is from its default '
                'value.]</em></p>')
+SELF_CHECK = re.compile(r"^\s*check\(", re.MULTILINE)
+SELF_CHECK_NOTE = ('<p><em>[A self-check stands here: it runs your answer in a live kernel. Open '
+                   'the notebook in JupyterLab (<code>make lab</code>), write the function above '
+                   'and run this cell. The output below is the check of the unchanged '
+                   'stub.]</em></p>')
 LABS = ["lab1_graph", "lab2_autodiff", "lab3_distributed", "lab4_amp"]
 
 
@@ -70,7 +77,22 @@ def execute(path: Path, timeout: int = 600):
         for out in cell.get("outputs", []):
             if WIDGET_MIMETYPE in out.get("data", {}):
                 out["data"] = {"text/html": WIDGET_NOTE, "text/plain": WIDGET_NOTE}
+    mark_self_checks(nb)
     return nb
+
+
+def mark_self_checks(nb) -> int:
+    """Put a note before the output of every practice ``check(...)`` cell: on a static
+    page the check shows the stub's "not attempted", and answering needs a kernel.
+    Returns how many cells were marked."""
+    marked = 0
+    for cell in nb.cells:
+        if cell.cell_type == "code" and SELF_CHECK.search(cell.source):
+            note = nbformat.v4.new_output("display_data", data={
+                "text/html": SELF_CHECK_NOTE, "text/plain": SELF_CHECK_NOTE})
+            cell.outputs = [note, *cell.get("outputs", [])]
+            marked += 1
+    return marked
 
 
 def error_outputs(nb) -> list[str]:

@@ -72,3 +72,29 @@ def test_plotly_figure_draws_offline(site, chromium, tmp_path):
     page.screenshot(path=tmp_path / "site-00_start_here.png")
     context.close()
     assert blocked == []
+
+
+def _build_site_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_self_check_cells_get_a_note_that_they_need_a_kernel():
+    import nbformat
+
+    build_site = _build_site_module()
+    stub_output = nbformat.v4.new_output("display_data", data={"text/plain": "not attempted"})
+    checked = nbformat.v4.new_code_cell('check("ch1_example")', outputs=[stub_output])
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("def f():\n    raise NotImplementedError"),
+        checked,
+        nbformat.v4.new_code_cell("checked = 1  # check(...) in a comment is not a self-check"),
+        nbformat.v4.new_markdown_cell('check("ch1_example")')])
+    assert build_site.mark_self_checks(nb) == 1
+    note, original = checked.outputs
+    assert "live kernel" in note["data"]["text/html"] and original is stub_output
+    assert [len(c.get("outputs", [])) for c in nb.cells if c is not checked] == [0, 0, 0]
