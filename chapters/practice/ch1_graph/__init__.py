@@ -1,0 +1,1 @@
+"""Chapter 1's self-checked practice: node depths, identity removal, peak live bytes."""
