@@ -37,8 +37,7 @@ import labs
 
 from . import codec
 from .compare import compare
-from .release import PUBLIC_CASES
-from .spec import load_lab
+from .spec import PUBLIC_CASES, load_lab
 from .summarize import brief, clip, difference
 
 STATUS_STYLE = {"passed": ("#1a7f37", "passed"), "failed": ("#cf222e", "failed"),
@@ -154,8 +153,10 @@ def _load_public(exercise_id: str, lab=None) -> PublicExercise:
         found = _from_public_json(json.loads(public.read_text()), exercise_id)
         if found is not None:
             return found
-    matches = [spec for spec in _installed_specs()
-               if any(ex.id == exercise_id for ex in spec.exercises)]
+    for specs in (_practice_specs, _lab_specs):  # practice first: it imports no lab
+        matches = [spec for spec in specs() if any(ex.id == exercise_id for ex in spec.exercises)]
+        if matches:
+            break
     if len(matches) == 1:
         return _from_spec(matches[0], exercise_id)
     if matches:
@@ -174,10 +175,18 @@ def _practice_dir() -> Path:
     return Path(chapters.__file__).parent / "practice"
 
 
+def _practice_specs() -> list:
+    return [load_lab(f.parent) for f in sorted(_practice_dir().glob("*/spec.py"))]
+
+
+def _lab_specs() -> list:
+    return [load_lab(f.parent.name) for f in sorted(_labs_dir().glob("*/spec.py"))]
+
+
 def _installed_specs() -> list:
-    """The course's lab specs, then the chapters' practice specs."""
-    found = [load_lab(f.parent.name) for f in sorted(_labs_dir().glob("*/spec.py"))]
-    return found + [load_lab(f.parent) for f in sorted(_practice_dir().glob("*/spec.py"))]
+    """The chapters' practice specs and the course's lab specs (their ids are disjoint;
+    a test makes sure)."""
+    return _practice_specs() + _lab_specs()
 
 
 def _from_spec(spec, exercise_id: str) -> PublicExercise:
@@ -370,8 +379,7 @@ def _exercise_ids(lab, namespace) -> list[str]:
     if Path(PUBLIC_CASES).is_file():
         return [ex["id"] for ex in json.loads(Path(PUBLIC_CASES).read_text())["exercises"]]
     best, best_hits = None, 0
-    for spec_file in sorted(_labs_dir().glob("*/spec.py")):
-        spec = load_lab(spec_file.parent.name)
+    for spec in _lab_specs():
         hits = sum(callable(namespace.get(ex.function)) for ex in spec.exercises)
         if hits > best_hits:
             best, best_hits = spec, hits

@@ -28,11 +28,10 @@ from .notebook import (
     solution_regions,
     strip_solutions,
 )
-from .spec import LabSpec
+from .spec import PUBLIC_CASES, LabSpec
 
 INSTRUCTOR_TAG = "instructor"
 DEFAULT_ROOT = Path("build") / "release"
-PUBLIC_CASES = "public_cases.json"
 
 
 class ReleaseError(RuntimeError):

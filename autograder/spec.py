@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 COMPARE_MODES = ("allclose", "equal", "set")
+PUBLIC_CASES = "public_cases.json"
+"""The file ``release`` writes next to a student notebook: each public case and its
+expected value."""
 
 
 @dataclass(frozen=True)
