@@ -151,10 +151,11 @@ def bubble_series(p: int, micro_batches, measured) -> dict[str, list[float]]:
 
 
 def bubble_figure(p: int, micro_batches, measured) -> go.Figure:
-    ideal, real = bubble_series(p, micro_batches, measured).items()
-    fig = go.Figure([go.Scatter(x=list(micro_batches), y=ideal[1], name=ideal[0]),
-                     go.Scatter(x=list(micro_batches), y=real[1], mode="markers",
-                                name=real[0])])
+    """The ideal bubble as a line, the measured one as markers."""
+    series = bubble_series(p, micro_batches, measured)
+    modes = {"(p-1)/(m+p-1)": "lines", "measured (1F1B, real compute)": "markers"}
+    fig = go.Figure([go.Scatter(x=list(micro_batches), y=ys, name=name, mode=modes[name])
+                     for name, ys in series.items()])
     fig.update_layout(title=f"Bubble fraction, {p} stages", xaxis_title="micro-batches m",
                       yaxis_title="idle fraction", xaxis_type="log", height=360)
     return fig
