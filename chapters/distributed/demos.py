@@ -1,5 +1,8 @@
-"""Rank programs the chapter's notebook runs (importable, so that real
-processes can run them too): each returns plain numbers and arrays."""
+"""The experiments of chapter 3's notebook, so that its cells stay one idea each.
+
+Rank programs (``group`` first) are importable, so that real processes can run
+them too, and return plain numbers and arrays; the other functions run a
+program on a simulated world, or compare its results with one process."""
 
 from __future__ import annotations
 
