@@ -1,5 +1,8 @@
-"""Rank programs the chapter's notebook runs (importable, so that real
-processes can run them too): each returns plain numbers and arrays."""
+"""The experiments of chapter 3's notebook, so that its cells stay one idea each.
+
+Rank programs (``group`` first) are importable, so that real processes can run
+them too, and return plain numbers and arrays; the other functions run a
+program on a simulated world, or compare its results with one process."""
 
 from __future__ import annotations
 
@@ -8,11 +11,15 @@ import numpy as np
 import chapters.autodiff.functional as F
 from chapters.autodiff import Tensor, manual_seed, nn, optim
 
+from .collectives import all_reduce
 from .cost_model import fit_alpha_beta, measure_p2p
 from .ddp import DistributedDataParallel
 from .hybrid import mesh_groups
+from .pipeline import bubble_fraction, run_pipeline, split_sequential
+from .sim import run_simulated
 from .tensor_parallel import ParallelMLP
 from .transport import Group
+from .zero import ZeroAdam
 
 P2P_SIZES = (8, 1 << 12, 1 << 16, 1 << 19, 1 << 21)
 
@@ -132,3 +139,113 @@ def tensor_parallel_step(group: Group, batch: int, features: int, hidden: int, s
             "cotangent": cotangent, "tp_rank": group.rank,
             "params": {n: np.array(p.grad.data) for n, p in split.named_parameters()},
             "bytes_sent": group.bytes_sent}
+
+
+def ring_traffic(p: int, floats: int, alpha: float, beta: float) -> dict:
+    """All-reduce ``floats`` float32 ones over ``p`` simulated ranks with the ring
+    and with the naive algorithm: the ring's bytes sent by each rank and its
+    modelled time, and the bytes the naive algorithm's root (rank 0) sends."""
+    def program(group: Group, algorithm: str):
+        group.check_shapes = False      # count only the algorithm's own messages
+        all_reduce(group, np.ones(floats, np.float32), algorithm=algorithm)
+
+    _, ring = run_simulated(program, p, "ring", alpha=alpha, beta=beta)
+    _, naive = run_simulated(program, p, "naive", alpha=alpha, beta=beta)
+    return {"sent": ring.bytes_sent_per_rank(), "makespan": ring.makespan(),
+            "naive_root": naive.bytes_sent_per_rank()[0]}
+
+
+def max_difference(got: dict, expected: dict) -> float:
+    """The largest absolute difference between same-named arrays of two dicts."""
+    return max(float(np.abs(np.asarray(got[k]) - np.asarray(expected[k])).max())
+               for k in expected)
+
+
+def tensor_parallel_vs_unsplit(runs: list[dict], features: int, hidden: int,
+                               seed: int = 3) -> float:
+    """Largest difference between the split MLP's outputs and gradients (from
+    :func:`tensor_parallel_step` on every rank) and the unsplit MLP's, run once
+    in this process on the same input and cotangent."""
+    unsplit = mlp(features, hidden, features, seed)
+    x = Tensor(runs[0]["x"], requires_grad=True)
+    out = unsplit(x)
+    out.backward(Tensor(runs[0]["cotangent"]))
+    grads = {k: p.grad.data for k, p in unsplit.named_parameters()}
+    errors = [float(np.abs(r["out"] - out.data).max()) for r in runs]
+    errors.append(float(np.abs(runs[0]["x.grad"] - x.grad.data).max()))
+    return max([*errors, max_difference(assemble_tensor_parallel(runs), grads)])
+
+
+def pipeline_program(group: Group, schedule: str, m: int, modelled: bool = True):
+    """One step of a pipeline of ``world_size`` stages, each ``Linear(8, 8), Tanh``,
+    on ``m`` micro-batches of 4 examples. With ``modelled`` a forward costs 1 ms
+    and a backward 2 ms of model clock (equal stages); otherwise the stages'
+    real compute times are charged."""
+    manual_seed(11)
+    layers = []
+    for _ in range(group.world_size):
+        layers += [nn.Linear(8, 8), nn.Tanh()]
+    stage = split_sequential(nn.Sequential(*layers), group.world_size)[group.rank]
+    rng = np.random.default_rng(0)
+    xs = np.array_split(rng.standard_normal((4 * m, 8)).astype(np.float32), m)
+    ts = np.array_split(rng.standard_normal((4 * m, 8)).astype(np.float32), m)
+    first, last = group.rank == 0, group.rank == group.world_size - 1
+    return run_pipeline(stage, group, schedule, m, inputs=xs if first else None,
+                        targets=ts if last else None, loss_fn=F.mse_loss if last else None,
+                        modelled_cost={"F": 1e-3, "B": 2e-3} if modelled else None)
+
+
+def measured_bubbles(p: int, micro_batches: list[int]) -> tuple[list[float], list[float]]:
+    """1F1B on ``p`` stages with their real compute times, for each ``m`` in
+    ``micro_batches``: the bubble fraction of each run, and each stage's mean
+    compute per micro-batch (ms, forward + backward) in the last run."""
+    bubbles, stage_ms = [], []
+    for m in micro_batches:
+        runs, _ = run_simulated(pipeline_program, p, "1f1b", m, False, alpha=0, beta=0)
+        intervals = [iv for r in runs for iv in r.intervals]
+        bubbles.append(bubble_fraction(intervals, p))
+        stage_ms = [1e3 * sum(iv.end - iv.start for iv in intervals if iv.stage == s) / m
+                    for s in range(p)]
+    return bubbles, stage_ms
+
+
+def zero_training(group: Group, stage: int, steps: int):
+    """Train a small fp16 MLP with :class:`ZeroAdam` at ``stage``, 8 examples per
+    rank. Returns the bytes this rank holds by kind, the number of parameters,
+    and the full parameter vector after training."""
+    manual_seed(1)
+    net = nn.Sequential(nn.Linear(32, 64), nn.Tanh(), nn.Linear(64, 8)).half()
+    zero = ZeroAdam(net, group, stage, lr=1e-2)
+    x, y = regression_data(8 * group.world_size, 32, 8)
+    shard = slice(8 * group.rank, 8 * (group.rank + 1))
+    x16, y16 = Tensor(x[shard].astype(np.float16)), Tensor(y[shard].astype(np.float16))
+    for _ in range(steps):
+        zero.zero_grad()
+        F.mse_loss(zero(x16), y16).backward()
+        zero.step()
+    return zero.bytes_per_rank(), zero.numel, zero.full_parameters()
+
+
+def compressed_training(group: Group, hook=None, state=None, steps: int = 40):
+    """Two-rank DDP linear regression on 200 features, five of them 20 times
+    larger than the rest, with an optional comm hook. Returns the last loss
+    and the bytes this rank sent."""
+    group.check_shapes = False
+    manual_seed(0)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(200).astype(np.float32) * 0.3
+    w[:5] *= 20
+    x = rng.standard_normal((256, 200)).astype(np.float32)
+    y = (x @ w)[:, None]
+    model = DistributedDataParallel(nn.Linear(200, 1, bias=False), group)
+    if hook is not None:
+        model.register_comm_hook(state, hook)
+    group.bytes_sent = 0
+    opt = optim.SGD(model.parameters(), lr=0.05)
+    shard = slice(128 * group.rank, 128 * (group.rank + 1))
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(Tensor(x[shard])), Tensor(y[shard]))
+        loss.backward()
+        opt.step()
+    return loss.item(), group.bytes_sent
