@@ -23,7 +23,7 @@ numpy allocates ``k`` full-size temporaries (fresh memory: the operating
 system hands out zeroed pages, one page fault per 4 KiB) and walks ``n``
 elements ``k`` times through main memory or a far cache level. The kernel
 allocates its scratch once per call, block-sized (``BLOCK_ELEMENTS``
-elements, a few hundred KiB, so it stays in the core's own cache), reuses a
+elements, 64 KiB of float32, so it stays in the core's own cache), reuses a
 scratch buffer as soon as the value in it is dead (writing *over* the dead
 input, in place), and writes the result once, straight into ``out``. The
 arithmetic is the same: each step is the same numpy ufunc on the same dtype
@@ -65,7 +65,7 @@ import numpy as np
 
 from .ops import TensorMeta, get_op
 
-BLOCK_ELEMENTS = 1 << 15  # 128 KiB of float32 per scratch buffer: stays in the core's cache
+BLOCK_ELEMENTS = 1 << 14  # 64 KiB of float32 per scratch buffer: stays in the core's cache
 
 # op -> the numpy call that computes it into a given buffer; {0}, {1}: operands
 TEMPLATES = {
