@@ -17,11 +17,11 @@ ways, all on the same inputs and timed in the same interleaved rounds:
 Each row keeps its time (median and interquartile range), its speedup over
 eager (the ratio of medians, and the range from the quartiles: eager's
 fastest quarter over the row's slowest, and the other way round), how many
-kernels one call runs, and how many bytes one call allocates (tracemalloc,
-deterministic, unlike the times). The timer is a parameter — the engine does
-not import the course's plotting and timing package — and is called once
-with every variant, e.g. ``partial(vizkit.timing.interleaved_medians,
-repeats=7, number=3)``.
+kernels one call runs, and the most bytes one call has allocated at once
+(:func:`bytes_per_call`; deterministic, unlike the times). The timer is a
+parameter (the engine does not import the course's plotting and timing
+package) and is called once with every variant, e.g.
+``partial(vizkit.timing.interleaved_medians, repeats=7, number=3)``.
 
 Reading the table for chapter 1's GELU MLP: simplification removes numpy's
 float ``pow`` (tens of nanoseconds per element on negative numbers, against a
@@ -33,6 +33,7 @@ fusion did not absorb.
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -41,7 +42,7 @@ from .compiler import compile
 from .eager import run_eager
 from .interpreter import run
 from .ir import Graph
-from .memory import PlannedExecutor, measured_memory
+from .memory import PlannedExecutor
 from .passes import PIPELINE, fuse_elementwise, optimize, simplify
 from .tracing import trace
 
@@ -50,12 +51,10 @@ EAGER = "eager (records its graph)"
 
 @dataclass(frozen=True)
 class Variant:
-    """One way to run the function: a zero-argument call, the kernels it runs
-    per call, and a builder of a fresh runner (for measuring its memory)."""
+    """One way to run the function: a zero-argument call and the kernels it runs."""
 
     call: Callable[[], object]
     kernels: int
-    build: Callable[[], Callable[[], object]]
 
 
 @dataclass(frozen=True)
@@ -80,6 +79,19 @@ class AblationRow:
         return self.eager.low / self.time.high, self.eager.high / self.time.low
 
 
+def bytes_per_call(call: Callable[[], object]) -> int:
+    """The peak of the bytes one call of ``call`` allocates (tracemalloc sees
+    numpy's allocations), its result included; a first, unmeasured call fills
+    caches and compiles what needs compiling."""
+    call()
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def kernel_count(graph: Graph) -> int:
     """Ops that run a kernel when the graph runs (not inputs or constants)."""
     return sum(n.op not in ("placeholder", "constant") for n in graph.topological_order())
@@ -95,14 +107,12 @@ def pass_label(one_pass) -> str:
 def interpreted(traced: Graph, args, passes) -> Variant:
     graph = traced.clone()
     optimize(graph, passes)
-    return Variant(partial(run, graph, *args), kernel_count(graph),
-                   lambda: partial(run, graph, *args))
+    return Variant(partial(run, graph, *args), kernel_count(graph))
 
 
 def compiled(fn, args, passes) -> Variant:
     fast = compile(fn, passes=passes)
-    return Variant(partial(fast, *args), kernel_count(fast.entry_for(*args).graph),
-                   lambda: partial(compile(fn, passes=passes), *args))
+    return Variant(partial(fast, *args), kernel_count(fast.entry_for(*args).graph))
 
 
 def variants(fn, args, passes=PIPELINE) -> dict[str, Variant]:
@@ -110,15 +120,13 @@ def variants(fn, args, passes=PIPELINE) -> dict[str, Variant]:
     traced = trace(fn, *args)
     eager_ops = kernel_count(run_eager(fn, *args).graph)
     rows = {
-        EAGER: Variant(partial(run_eager, fn, *args), eager_ops,
-                       lambda: partial(run_eager, fn, *args)),
+        EAGER: Variant(partial(run_eager, fn, *args), eager_ops),
         "traced graph, no pass": interpreted(traced, args, ()),
     }
     for one_pass in passes:
         rows[f"{pass_label(one_pass)} only"] = interpreted(traced, args, (one_pass,))
-    rows["memory planning only"] = Variant(
-        partial(PlannedExecutor(traced), *args), kernel_count(traced),
-        lambda: partial(PlannedExecutor(traced), *args))
+    rows["memory planning only"] = Variant(partial(PlannedExecutor(traced), *args),
+                                           kernel_count(traced))
     rows["simplification + fusion"] = interpreted(traced, args, (simplify, fuse_elementwise))
     without_fusion = tuple(p for p in passes if p is not fuse_elementwise)
     rows["compile without fusion"] = compiled(fn, args, without_fusion)
@@ -132,8 +140,8 @@ def ablation(fn, args, timer, passes=PIPELINE) -> list[AblationRow]:
     per way, in table order."""
     ways = variants(fn, tuple(args), passes)
     times = timer({name: way.call for name, way in ways.items()})
-    return [AblationRow(name, way.kernels, measured_memory(way.build).per_call,
-                        times[name], times[EAGER]) for name, way in ways.items()]
+    return [AblationRow(name, way.kernels, bytes_per_call(way.call), times[name], times[EAGER])
+            for name, way in ways.items()]
 
 
 def format_table(rows: list[AblationRow]) -> str:
