@@ -180,7 +180,9 @@ class ScratchAllocator:
         return len(self.shapes) - 1
 
     def release(self, buffers) -> None:
-        self.free.extend(b for b in buffers if b not in self.free)
+        for buffer in buffers:
+            if buffer not in self.free:
+                self.free.append(buffer)
 
 
 def emit_steps(program, slots: list[TensorMeta], names: list[str], out_meta: TensorMeta,
@@ -189,7 +191,7 @@ def emit_steps(program, slots: list[TensorMeta], names: list[str], out_meta: Ten
     buffer (``t<i>``) or, for the last step, into the output block ``o``.
     Returns the lines, the scratch buffers used, and which of them are
     block-shaped (they are cut short for the last, partial block)."""
-    n_in = program.n_inputs
+    n_in, names = program.n_inputs, list(names)
     last_use = {a: k for k, (_, args, _) in enumerate(program.steps) for a in args}
     scratch, buffer_of, lines, blocked = ScratchAllocator(), {}, [], set()
     for k, (op, args, _) in enumerate(program.steps):
@@ -206,7 +208,7 @@ def emit_steps(program, slots: list[TensorMeta], names: list[str], out_meta: Ten
                 blocked.add(buffer_of[slot])
             target = f"t{buffer_of[slot]}"
             names.append(target)
-        scratch.release(b for b in dying if b != buffer_of.get(slot))
+        scratch.release([b for b in dying if b != buffer_of.get(slot)])
         call = TEMPLATES[op].format(*(names[a] for a in args), out=target)
         lines.append(f"{call:<44s}  # step {k}: {op}")
     return lines, scratch, blocked
