@@ -72,9 +72,9 @@ UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "pow": np.power
           "gt": np.greater, "ge": np.greater_equal}
 
 
-def run_program(program: FusedProgram, arrays, out: np.ndarray | None = None) -> np.ndarray:
-    """Run the steps on whole arrays, dropping each temporary after its last
-    use; the last step writes into ``out`` when one is given."""
+def run_program(program: FusedProgram, arrays, out: np.ndarray) -> np.ndarray:
+    """Run the steps on whole arrays with each op's own kernel, dropping each
+    temporary after its last use; the last step writes into ``out``."""
     slots = list(arrays)
     *body, (op, args, attrs, _) = program.kernels
     for kernel, step_args, step_attrs, done in body:
@@ -82,8 +82,6 @@ def run_program(program: FusedProgram, arrays, out: np.ndarray | None = None) ->
         for a in done:
             slots[a] = None
     inputs = [slots[a] for a in args]
-    if out is None:
-        return op(*inputs, **attrs)
     if program.steps[-1][0] in UFUNCS and all(np.result_type(i).kind == "f" for i in inputs):
         UFUNCS[program.steps[-1][0]](*inputs, out=out)
     else:
