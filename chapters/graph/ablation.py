@@ -8,7 +8,7 @@ ways, all on the same inputs and timed in the same interleaved rounds:
   fresh full-size array, and the graph of what ran is recorded;
 * **the traced graph** run by the interpreter, with no pass at all;
 * **each pass alone** on the traced graph, run by the interpreter, so a row
-  differs from the one above only by that pass;
+  differs from the traced graph only by that pass;
 * **memory planning alone** (the planned executor on the traced graph);
 * a few **combinations** that isolate one effect: fusion with and without
   simplification, and the whole compiler with and without fusion;
@@ -23,11 +23,13 @@ parameter (the engine does not import the course's plotting and timing
 package) and is called once with every variant, e.g.
 ``partial(vizkit.timing.interleaved_medians, repeats=7, number=3)``.
 
-Reading the table for chapter 1's GELU MLP: simplification removes numpy's
-float ``pow`` (tens of nanoseconds per element on negative numbers, against a
-fraction of one for ``*``), which is most of eager's time; fusion removes
-full-size temporaries and passes over memory, which is most of what is left
-once ``pow`` is gone; memory planning removes the allocations of the ops
+Reading the table for chapter 1's GELU MLP (``bench/graph_bench.py``):
+simplification removes numpy's float ``pow`` (tens of nanoseconds per
+element on negative numbers, against a fraction of one for ``*``), which is
+most of eager's time. Fusion removes kernels and full-size temporaries (the
+kernel and byte columns); that saves time only where memory traffic or
+allocation is what costs, and on the benchmark's cache-sized arrays it saves
+little or nothing. Memory planning removes the allocations of the ops that
 fusion did not absorb.
 """
 
@@ -75,7 +77,8 @@ class AblationRow:
 
     @property
     def speedup_range(self) -> tuple[float, float]:
-        """The speedup from the quartiles: its least and its most likely value."""
+        """The speedup from the quartiles: eager's fast quartile over this row's
+        slow one, and eager's slow quartile over this row's fast one."""
         return self.eager.low / self.time.high, self.eager.high / self.time.low
 
 
