@@ -48,6 +48,10 @@ def generate_kernels(graph: Graph) -> dict[str, GeneratedKernel | None]:
 
 @dataclass
 class CompiledEntry:
+    """One signature's compilation: the optimised graph, what each pass did, the
+    planned executor that runs it, and each fused node's generated kernel
+    (``None`` where the program runs in the blocked interpreter)."""
+
     graph: Graph
     reports: list[PassReport]
     executor: PlannedExecutor
@@ -74,7 +78,7 @@ class CompiledEntry:
 @dataclass
 class CompiledFunction:
     """``fn`` compiled: call it like ``fn``; ``cache`` maps each signature
-    seen so far to its graph, pass reports and executor."""
+    seen so far to its :class:`CompiledEntry`."""
 
     fn: object
     passes: tuple = PIPELINE
