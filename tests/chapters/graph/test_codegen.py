@@ -10,6 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import chapters.graph.fused as fused_module
 from chapters.graph import Graph, codegen, compile, run, run_eager, trace
 from chapters.graph.fused import run_blocked, run_fused_into
 from chapters.graph.passes import fuse_elementwise
@@ -43,13 +44,21 @@ def fused_node(graph):
     return node
 
 
-def test_compiled_kernels_agree_with_eager_and_torch(small_blocks):
+def test_compiled_kernels_agree_with_eager_and_torch(small_blocks, monkeypatch):
+    def interpreter_must_not_run(*_):
+        raise AssertionError("the blocked interpreter ran instead of the generated kernel")
+
+    monkeypatch.setattr(fused_module, "run_blocked", interpreter_must_not_run)
     inputs = mlp_inputs()
     fast = compile(gelu_mlp)
     ours = fast(*inputs)
     assert fast.entry_for(*inputs).kernels and all(fast.entry_for(*inputs).kernels.values())
-    assert_close(ours, run_eager(gelu_mlp, *inputs).outputs, rtol=FORWARD_RTOL,
-                 atol=FORWARD_ATOL, what="generated kernel vs eager")
+    eager = run_eager(gelu_mlp, *inputs).outputs
+    assert_close(ours, eager, rtol=FORWARD_RTOL, atol=FORWARD_ATOL,
+                 what="all passes and generated kernels vs eager")
+    fusion_only = compile(gelu_mlp, passes=[fuse_elementwise])
+    assert_close(fusion_only(*inputs), eager, rtol=1e-7, atol=1e-7,
+                 what="fusion alone (same ufuncs, same order) vs eager")
     with torch.no_grad():
         expected = gelu_mlp(*(torch.from_numpy(a) for a in inputs))
     assert_close(ours, expected, rtol=1e-5, atol=1e-5, what="generated kernel vs torch")
