@@ -2,11 +2,16 @@
 
 Run one by one, ``0.5 * x * (1 + tanh(...))`` makes numpy walk the whole
 tensor once per op and allocate a full-size temporary for each. A fused node
-holds the little program instead, and its kernel runs the *whole* program on
-one block of rows at a time: the temporaries are block-sized, stay in cache,
-and the result is written once. That is what a fusing compiler's generated
-loop does (one read of the inputs, one write of the output); here the loop
-body is numpy on a block rather than generated code on one element.
+holds the little program instead, and runs the *whole* program on one block
+of rows at a time: the temporaries are block-sized, stay in cache, and the
+result is written once. That is what a fusing compiler's generated loop does
+(one read of the inputs, one write of the output).
+
+Two ways run a program. Normally :mod:`.codegen` has generated one Python
+function for it (numpy calls with ``out=`` buffers, over blocks of rows), and
+:func:`run_fused_into` calls that. Programs with an op or a dtype the
+generator does not handle run in :func:`run_blocked`, an interpreter over the
+same blocks that calls each op's own kernel.
 
 A :class:`FusedProgram` is a list of steps ``(op, argument slots, attrs)``.
 Slots ``0 .. n_inputs-1`` are the fused node's inputs; slot ``n_inputs + k``
@@ -21,9 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import codegen
 from .ops import TensorMeta, get_op, register_op
-
-BLOCK_ELEMENTS = 1 << 14  # 64 KiB of float32 per temporary: stays in cache
 
 
 @dataclass(frozen=True)
@@ -57,10 +61,7 @@ class FusedProgram:
 
 
 def _fused_meta(*metas: TensorMeta, program: FusedProgram) -> TensorMeta:
-    slots = list(metas)
-    for op, args, attrs in program.steps:
-        slots.append(get_op(op).infer(*(slots[a] for a in args), **dict(attrs)))
-    return slots[-1]
+    return codegen.step_metas(program, metas)[-1]
 
 
 # numpy ufuncs that compute an op straight into a given buffer (``out=``)
@@ -71,9 +72,9 @@ UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "pow": np.power
           "gt": np.greater, "ge": np.greater_equal}
 
 
-def run_program(program: FusedProgram, arrays, out: np.ndarray | None = None) -> np.ndarray:
-    """Run the steps on whole arrays, dropping each temporary after its last
-    use; the last step writes into ``out`` when one is given."""
+def run_program(program: FusedProgram, arrays, out: np.ndarray) -> np.ndarray:
+    """Run the steps on whole arrays with each op's own kernel, dropping each
+    temporary after its last use; the last step writes into ``out``."""
     slots = list(arrays)
     *body, (op, args, attrs, _) = program.kernels
     for kernel, step_args, step_attrs, done in body:
@@ -81,8 +82,6 @@ def run_program(program: FusedProgram, arrays, out: np.ndarray | None = None) ->
         for a in done:
             slots[a] = None
     inputs = [slots[a] for a in args]
-    if out is None:
-        return op(*inputs, **attrs)
     if program.steps[-1][0] in UFUNCS and all(np.result_type(i).kind == "f" for i in inputs):
         UFUNCS[program.steps[-1][0]](*inputs, out=out)
     else:
@@ -91,7 +90,16 @@ def run_program(program: FusedProgram, arrays, out: np.ndarray | None = None) ->
 
 
 def run_fused_into(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray:
-    """Compute the program block by block of rows, writing each block of the
+    """Compute the program into ``out``: with its generated kernel when
+    :mod:`.codegen` could generate one, else with :func:`run_blocked`."""
+    kernel = codegen.generate_kernel(program, tuple(TensorMeta.of(a) for a in arrays))
+    if kernel is None:
+        return run_blocked(out, arrays, program)
+    return kernel(out, *arrays)
+
+
+def run_blocked(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray:
+    """Interpret the program block by block of rows, writing each block of the
     result into ``out``. Inputs that span the rows are sliced with the block;
     broadcast ones (fewer dimensions, or one row) are passed whole."""
     if out.ndim == 0 or out.shape[0] == 1:
@@ -99,7 +107,7 @@ def run_fused_into(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray
         return out
     rows = out.shape[0]
     row_size = max(1, out.size // rows)
-    block = max(1, BLOCK_ELEMENTS // row_size)
+    block = max(1, codegen.BLOCK_ELEMENTS // row_size)
     sliced = [a.ndim == out.ndim and a.shape[0] == rows for a in arrays]
     for start in range(0, rows, block):
         stop = min(start + block, rows)
@@ -111,5 +119,9 @@ def run_fused_into(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray
 @register_op("fused", _fused_meta)
 def fused(*arrays, program: FusedProgram):
     """Run a fused elementwise program (see the module docstring)."""
-    meta = _fused_meta(*(TensorMeta.of(a) for a in arrays), program=program)
-    return run_fused_into(np.empty(meta.shape, meta.dtype), arrays, program)
+    metas = tuple(TensorMeta.of(a) for a in arrays)
+    kernel = codegen.generate_kernel(program, metas)
+    if kernel is None:
+        meta = _fused_meta(*metas, program=program)
+        return run_blocked(np.empty(meta.shape, meta.dtype), arrays, program)
+    return kernel(np.empty(kernel.out_meta.shape, kernel.out_meta.dtype), *arrays)

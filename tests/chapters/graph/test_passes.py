@@ -127,12 +127,18 @@ def test_fusion_stops_at_values_used_outside_the_group():
 
 
 def test_fused_kernel_handles_broadcast_inputs_in_blocks(monkeypatch):
-    import chapters.graph.fused as fused
+    import chapters.graph.codegen as codegen
+    from chapters.graph.fused import run_blocked
 
-    monkeypatch.setattr(fused, "BLOCK_ELEMENTS", 7)  # many small blocks
+    monkeypatch.setattr(codegen, "BLOCK_ELEMENTS", 7)  # many small blocks
+    codegen.generate_kernel.cache_clear()
     rng = np.random.default_rng(0)
     x, b, s = rng.standard_normal((9, 5)), rng.standard_normal(5), rng.standard_normal((1, 5))
     g = trace(lambda x, b, s: ((x + b) * s).tanh() - b, x, b, s)
     expected = run(g, x, b, s)
     fuse_elementwise(g)
-    assert_close(run(g, x, b, s), expected, rtol=0, atol=0)
+    assert_close(run(g, x, b, s), expected, rtol=0, atol=0, what="generated kernel")
+    program = g.outputs[0].attrs["program"]
+    assert_close(run_blocked(np.empty_like(x), [x, b, s], program), expected, rtol=0, atol=0,
+                 what="blocked interpreter")
+    codegen.generate_kernel.cache_clear()
