@@ -116,9 +116,19 @@ def saved_tensors(node) -> list[tuple[str, str]]:
     return out
 
 
+def _missing_value_error(node) -> ValueError:
+    return ValueError(
+        f"every_value=True labels every tensor with its data and grad, but the tensor made by "
+        f"{_name(node)} (shape {_node_output_shape(node)}) is not in named=: neither engine keeps "
+        "a reference from the graph to the tensors it produced. Pass every intermediate, e.g. "
+        "named={'a': a, 'e': e, 'L': L}, and call retain_grad() on the intermediates before "
+        "backward() so their grads exist.")
+
+
 def _add_history(g, root, named: dict | None, show_saved: bool, show_values: bool,
-                 prefix: str) -> None:
-    """Add ``root``'s history to the graphviz graph (or cluster) ``g``."""
+                 prefix: str, every_value: bool = False) -> None:
+    """Add ``root``'s history to the graphviz graph (or cluster) ``g``; with
+    ``every_value`` an intermediate tensor missing from ``named`` is an error."""
     named = dict(named or {})
     by_grad_fn = {id(t.grad_fn): (n, t) for n, t in named.items() if t.grad_fn is not None}
     by_leaf = {id(t): n for n, t in named.items() if t.grad_fn is None}
@@ -148,6 +158,8 @@ def _add_history(g, root, named: dict | None, show_saved: bool, show_values: boo
             name, tensor = "output", root
         if tensor is not None:
             out_label = _tensor_label(name, _shape(tensor), tensor, _grad(tensor), show_values)
+        elif every_value:
+            raise _missing_value_error(node)
         else:
             out_label = _escape(_node_output_shape(node))
         g.node(node_id, out_label, **TENSOR_STYLE)
@@ -167,7 +179,8 @@ def _digraph(title: str = ""):
 
 
 def backward_graph(root, named: dict | None = None, show_saved: bool = False,
-                   show_values: bool = True, title: str = "") -> GraphDrawing:
+                   show_values: bool = True, title: str = "",
+                   every_value: bool = False) -> GraphDrawing:
     """A drawing of ``root``'s history (an engine or a torch tensor).
 
     ``named`` maps names to tensors (parameters, inputs, intermediates) so the
@@ -175,9 +188,15 @@ def backward_graph(root, named: dict | None = None, show_saved: bool = False,
     ``retain_grad()`` and backward — its gradient. Displays as SVG, or as DOT
     text with an install hint where Graphviz is missing (chapter 1's
     :class:`~vizkit.graphviz_views.GraphDrawing`).
+
+    ``every_value=True`` draws micrograd's picture of a small expression: every
+    tensor, intermediates included, labelled ``name | data | grad``. It needs
+    every intermediate in ``named`` (and ``retain_grad()`` on each before
+    backward, for its grad); a missing one raises ``ValueError`` saying so.
     """
     g = _digraph(title)
-    _add_history(g, root, named, show_saved, show_values, prefix="")
+    _add_history(g, root, named, show_saved, show_values or every_value, prefix="",
+                 every_value=every_value)
     return GraphDrawing(g.source, describe(root))
 
 

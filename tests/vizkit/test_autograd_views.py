@@ -88,3 +88,33 @@ def test_summary_calls_a_zero_dimensional_result_a_scalar(lib):
     x = LIBS[lib](np.array([1.0, 2.0], np.float32))
     assert av.describe((x * x).sum()).startswith("backward graph of a scalar tensor")
     assert av.describe(x * x).startswith("backward graph of a [2] tensor")
+
+
+def micrograd_expression(make):
+    """micrograd's example: L = (a * b + c) * f, with every intermediate kept."""
+    a, b, c, f = (make(np.array(v)) for v in (2.0, -3.0, 10.0, -2.0))
+    e = a * b
+    d = e + c
+    loss = d * f
+    for t in (e, d):
+        t.retain_grad()
+    return {"a": a, "b": b, "c": c, "f": f, "e": e, "d": d, "L": loss}
+
+
+@pytest.mark.parametrize("lib", list(LIBS))
+def test_every_value_labels_intermediates_with_data_and_grad(lib):
+    named = micrograd_expression(LIBS[lib])
+    named["L"].backward()
+    dot = av.backward_graph(named["L"], named, every_value=True).dot
+    # by hand: e = -6, d = 4, L = -8; dL/dd = f = -2, dL/de = -2, dL/da = -2 b = 6
+    assert "e  [] | data -6.0000 | grad -2.0000" in dot
+    assert "d  [] | data 4.0000 | grad -2.0000" in dot
+    assert "L  [] | data -8.0000" in dot
+    assert "a  [] | data 2.0000 | grad 6.0000" in dot
+
+
+def test_every_value_names_the_missing_intermediate():
+    named = micrograd_expression(LIBS["engine"])
+    del named["e"]
+    with pytest.raises(ValueError, match="MulBackward0.*not in named="):
+        av.backward_graph(named["L"], named, every_value=True)

@@ -1,0 +1,60 @@
+"""Chapter 2's figure data: measurements in, series out (no UI needed)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from vizkit import autodiff_figures as figs
+
+
+def test_relative_error_is_clipped_for_log_axes():
+    assert figs.relative_error(1.1, 1.0) == pytest.approx(0.1)
+    assert figs.relative_error(-3.0, -2.0) == pytest.approx(0.5)
+    assert figs.relative_error(2.0, 2.0) == figs.LOG_FLOOR
+
+
+def test_derivative_error_series_has_a_curve_and_a_flat_ad_line_per_dtype():
+    steps = [1e-6, 1e-4, 1e-2]
+    series = figs.derivative_error_series(steps, {"float64": [1e-9, 0.0, 1e-5]},
+                                          {"float64": 0.0})
+    curve, flat = series
+    assert curve.name == "central difference, float64" and curve.x == tuple(steps)
+    assert curve.y == (1e-9, figs.LOG_FLOOR, 1e-5)
+    assert flat.dashed and not flat.markers
+    assert flat.x == (1e-6, 1e-2) and flat.y == (figs.LOG_FLOOR, figs.LOG_FLOOR)
+
+
+def test_derivative_error_series_refuses_mismatched_lengths():
+    with pytest.raises(ValueError, match="one error per step"):
+        figs.derivative_error_series([1e-3, 1e-2], {"float32": [0.1]}, {"float32": 0.0})
+
+
+def test_cost_series_take_one_column_each():
+    rows = [(2, 0.1, 0.2, 0.3, 1e-10), (4, 0.1, 0.4, 0.6, 1e-10)]
+    ad, fd, sym = figs.gradient_cost_series(rows)
+    assert ad.x == fd.x == sym.x == (2.0, 4.0)
+    assert (ad.y, fd.y, sym.y) == ((0.1, 0.1), (0.2, 0.4), (0.3, 0.6))
+    forward, reverse = figs.forward_reverse_series([(2, 0.4, 0.1), (8, 1.6, 0.1)])
+    assert forward.y == (0.4, 1.6) and reverse.y == (0.1, 0.1)
+
+
+def test_speedup_text_divides_forward_by_reverse():
+    assert figs.speedup_text([(2, 0.4, 0.1), (8, 1.6, 0.2)]) == "n=2: 4x, n=8: 8x"
+
+
+def test_memory_series_are_megabytes_per_iteration_and_torch_is_dashed():
+    ours, theirs = figs.memory_series({"engine: total += loss": [2_000_000, 4_000_000],
+                                       "torch: total += loss": [1_000_000, 1_500_000]})
+    assert ours.x == (0.0, 1.0) and ours.y == (2.0, 4.0) and not ours.dashed
+    assert theirs.y == (1.0, 1.5) and theirs.dashed
+
+
+def test_loss_series_and_figure():
+    series = figs.loss_series({"engine": [2.3, 1.0], "torch": [2.3, 1.0]})
+    assert [s.dashed for s in series] == [False, True]
+    fig = figs.line_figure(series, "loss", "step", "cross-entropy", log_y=True)
+    assert len(fig.data) == 2 and fig.layout.yaxis.type == "log"
+    assert fig.layout.xaxis.type == "linear" and fig.data[1].line.dash == "dash"
+    assert math.isclose(fig.data[0].y[-1], 1.0)

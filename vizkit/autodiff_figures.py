@@ -1,0 +1,104 @@
+"""Chapter 2's figures (自动微分): measurements in, line plots out.
+
+Each figure is two steps. A pure function turns the chapter's measurements
+into :class:`Series` (named x/y lists, plus whether the line is dashed); it
+needs no plotting library and is unit-tested. :func:`line_figure` then draws
+any list of series as one plotly figure. The notebook cell keeps only the
+experiment and the ``show(figure, summary)`` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+LOG_FLOOR = 1e-17
+"""Errors are clipped to this before plotting: an exact 0 has no place on a log axis."""
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a figure: ``y`` against ``x``, labelled ``name``."""
+
+    name: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    dashed: bool = False
+    markers: bool = True
+
+
+def _floats(values) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+def relative_error(estimate: float, exact: float) -> float:
+    """``|estimate - exact| / |exact|``, clipped below at :data:`LOG_FLOOR`."""
+    return max(abs(estimate - exact) / abs(exact), LOG_FLOOR)
+
+
+def derivative_error_series(steps: Sequence[float], fd_errors: Mapping[str, Sequence[float]],
+                            ad_errors: Mapping[str, float]) -> list[Series]:
+    """Finite-difference error against step ``h``, one line per dtype, and AD's
+    error (which has no step) as a flat dashed line across the same range.
+
+    ``fd_errors[dtype][i]`` is the relative error at ``steps[i]``."""
+    span = (float(steps[0]), float(steps[-1]))
+    series = []
+    for dtype, errors in fd_errors.items():
+        if len(errors) != len(steps):
+            raise ValueError(f"{dtype}: {len(errors)} errors for {len(steps)} steps; "
+                             "give one error per step")
+        series.append(Series(f"central difference, {dtype}", _floats(steps),
+                             _floats(np.maximum(errors, LOG_FLOOR))))
+        series.append(Series(f"AD (engine), {dtype}", span,
+                             (max(ad_errors[dtype], LOG_FLOOR),) * 2, dashed=True, markers=False))
+    return series
+
+
+def gradient_cost_series(rows: Sequence[tuple]) -> list[Series]:
+    """Seconds per full gradient against n, from rows ``(n, t_ad, t_fd, t_sym, ...)``."""
+    n = _floats(r[0] for r in rows)
+    names = ("reverse-mode AD (engine)", "central differences", "sympy: differentiate + lambdify")
+    return [Series(name, n, _floats(r[k] for r in rows)) for k, name in enumerate(names, start=1)]
+
+
+def forward_reverse_series(cost: Sequence[tuple]) -> list[Series]:
+    """Seconds per full gradient against n, from rows ``(n, t_jvps, t_backward)``."""
+    n = _floats(c[0] for c in cost)
+    return [Series("n forward-mode passes (jvp)", n, _floats(c[1] for c in cost)),
+            Series("one reverse-mode pass (backward)", n, _floats(c[2] for c in cost))]
+
+
+def speedup_text(cost: Sequence[tuple]) -> str:
+    """``n=2: 3x, n=4: 5x`` — forward-mode time over reverse-mode time per n."""
+    return ", ".join(f"n={n}: {forward / reverse:.0f}x" for n, forward, reverse in cost)
+
+
+def memory_series(curves: Mapping[str, Sequence[int]]) -> list[Series]:
+    """Bytes held per iteration, in MB; curves whose name starts with ``torch`` are dashed."""
+    return [Series(name, _floats(range(len(held))), _floats(np.asarray(held) / 1e6),
+                   dashed=name.startswith("torch"))
+            for name, held in curves.items()]
+
+
+def loss_series(losses: Mapping[str, Sequence[float]]) -> list[Series]:
+    """Loss per step for each engine; torch's line is dashed so both stay visible."""
+    return [Series(name, _floats(range(len(values))), _floats(values),
+                   dashed=name == "torch", markers=False)
+            for name, values in losses.items()]
+
+
+def line_figure(series: Sequence[Series], title: str, x_title: str, y_title: str,
+                log_x: bool = False, log_y: bool = False, height: int = 360):
+    """One plotly figure with a line per series."""
+    fig = go.Figure([go.Scatter(x=s.x, y=s.y, name=s.name,
+                                mode="lines+markers" if s.markers else "lines",
+                                line={"dash": "dash"} if s.dashed else {})
+                     for s in series])
+    fig.update_layout(title=title, height=height,
+                      xaxis={"type": "log" if log_x else "linear", "title": x_title},
+                      yaxis={"type": "log" if log_y else "linear", "title": y_title})
+    return fig
