@@ -9,6 +9,7 @@ two results differ and by how much, not only that they do.
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 import numpy as np
 import torch
@@ -127,6 +128,49 @@ def record_torch_casts():
     casts: list = []
     with _CastRecorder(casts):
         yield casts
+
+
+class _SavedBox:
+    """What torch's graph stores instead of a saved tensor while the hooks are on:
+    the box dies exactly when the graph lets go of the saved value."""
+
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self.tensor = tensor
+
+
+class TorchSavedBytes(torch.autograd.graph.saved_tensors_hooks):
+    """``with TorchSavedBytes():`` counts, in ``TorchSavedBytes.live[0]``, the bytes that
+    torch's live graphs hold for backward, each saved reference counted once (as the
+    engine's ``saved_tensor_bytes()`` counts them).
+
+    torch calls ``pack`` when an op saves a tensor for its backward and keeps whatever
+    ``pack`` returns in the graph; here that is a box whose finalizer subtracts the
+    bytes again when the graph frees it (after ``backward()``, or when the last
+    reference to the output goes)."""
+
+    live = [0]
+
+    def __init__(self) -> None:
+        super().__init__(self.pack, self.unpack)
+
+    @staticmethod
+    def pack(t: torch.Tensor) -> _SavedBox:
+        # detach(): the box must not point back at the graph (an output's grad_fn holds it)
+        box = _SavedBox(t.detach())
+        nbytes = t.numel() * t.element_size()
+        TorchSavedBytes.live[0] += nbytes
+        weakref.finalize(box, TorchSavedBytes.release, TorchSavedBytes.live, nbytes).atexit = False
+        return box
+
+    @staticmethod
+    def unpack(box: _SavedBox) -> torch.Tensor:
+        return box.tensor
+
+    @staticmethod
+    def release(live: list, nbytes: int) -> None:
+        live[0] -= nbytes
 
 
 def torch_ddp_buckets(named_params, size_limits: list[int]) -> list[list[str]]:
