@@ -30,6 +30,12 @@ worse for large ones.
 :func:`measure_p2p` times ping-pongs between ranks 0 and 1 and :func:`fit_alpha_beta`
 fits the two constants by least squares; :func:`measure_collective` times any
 collective, so predictions can be set against measurements.
+
+Two consequences the chapter checks: tensor parallelism's bytes grow with the
+batch and pass data parallelism's gradient bytes from a batch of about the
+hidden width (:func:`tp_exceeds_dp_batch`); and with a fixed global batch the
+predicted step time is smallest at ``sqrt((C - 2 n beta) / (2 alpha))`` ranks
+(:func:`fastest_rank_count`), after which each added rank slows the step.
 """
 
 from __future__ import annotations
@@ -68,6 +74,63 @@ def predict(algorithm: str, p: int, nbytes: float, alpha: float, beta: float) ->
 def ring_bytes_per_rank(p: int, nbytes: int) -> float:
     """Bytes each rank sends in a ring all-reduce of an ``nbytes`` buffer."""
     return 2 * (p - 1) / p * nbytes
+
+
+def tensor_parallel_bytes_per_rank(p: int, batch: int, features: int, itemsize: int = 4) -> float:
+    """Bytes each rank sends per step for one Megatron MLP block split over ``p`` ranks.
+
+    Forward all-reduces the row-parallel layer's output (operator *g*), backward
+    the column-parallel layer's input gradient (operator *f*); each holds
+    ``batch x features`` values, and the weights never travel::
+
+        2 * 2(p-1)/p * batch * features * itemsize
+
+    proportional to the batch, unlike data parallelism's gradient bytes."""
+    return 2 * ring_bytes_per_rank(p, batch * features * itemsize)
+
+
+def tp_exceeds_dp_batch(features: int, grad_bytes: int, itemsize: int = 4) -> int:
+    """The smallest batch from which one MLP block's tensor-parallel bytes per
+    rank exceed those of data parallelism's ring all-reduce of ``grad_bytes``.
+
+    Both are ring all-reduces, so the factor ``2(p-1)/p`` cancels and ``p``
+    drops out: ``2 * batch * features * itemsize > grad_bytes``. For an MLP
+    ``features -> hidden -> features`` (``2 * features * hidden`` weights) the
+    answer is about ``hidden``: the batch equal to the hidden width."""
+    return grad_bytes // (2 * features * itemsize) + 1
+
+
+def data_parallel_step_seconds(p: int, compute_seconds: float, grad_bytes: float,
+                               alpha: float, beta: float) -> float:
+    """Predicted seconds of one data-parallel step with a fixed global batch
+    (strong scaling) on ``p`` ranks, communication not overlapped::
+
+        T(p) = C / p + 2(p-1) alpha + 2(p-1)/p n beta
+
+    ``C``: the whole batch's forward and backward on one rank; ``n``: gradient bytes."""
+    return compute_seconds / p + predict("ring", p, grad_bytes, alpha, beta)
+
+
+def fastest_rank_count(compute_seconds: float, grad_bytes: float, alpha: float,
+                       beta: float) -> int:
+    """The rank count that minimises :func:`data_parallel_step_seconds`.
+
+    Gathering the terms, ``T(p) = (C - 2 n beta) / p + 2 alpha p + const``:
+    convex in ``p``, falling until ``p* = sqrt((C - 2 n beta) / (2 alpha))`` and
+    rising after it, so every rank added past ``p*`` makes the step slower.
+    Returns the better of the two whole numbers around ``p*``; 1 when
+    ``C <= 2 n beta`` (the bandwidth term alone eats all the compute saved)."""
+    if alpha <= 0:
+        raise ValueError(f"fastest_rank_count: alpha = {alpha}; with no latency the predicted "
+                         "step time keeps falling as ranks are added, so there is no fastest "
+                         "count. Pass the measured per-message latency (alpha > 0).")
+    spare = compute_seconds - 2 * grad_bytes * beta
+    if spare <= 0:
+        return 1
+    root = math.sqrt(spare / (2 * alpha))
+    around = sorted({max(1, math.floor(root)), max(1, math.ceil(root))})
+    return min(around, key=lambda p: data_parallel_step_seconds(p, compute_seconds, grad_bytes,
+                                                                alpha, beta))
 
 
 def fit_alpha_beta(nbytes, seconds) -> tuple[float, float]:
