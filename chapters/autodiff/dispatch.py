@@ -15,25 +15,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-
-class _DispatchState:
-    __slots__ = ("hook", "inside")
-
-    def __init__(self):
-        self.hook: Callable | None = None
-        self.inside = False
-
-
-STATE = _DispatchState()
+from .modes import MODES
 
 
 def set_autocast_hook(hook: Callable | None) -> None:
-    """Install ``hook(op_name, args) -> args`` (``None`` removes it)."""
-    STATE.hook = hook
+    """Install ``hook(op_name, args) -> args`` in this thread (``None`` removes it).
+
+    The hook is per thread, as torch's autocast state: a thread that enters
+    ``autocast`` leaves every other thread's ops in their own dtypes."""
+    MODES.autocast_hook = hook
 
 
 def get_autocast_hook() -> Callable | None:
-    return STATE.hook
+    return MODES.autocast_hook
 
 
 class suppress_hook:
@@ -42,11 +36,11 @@ class suppress_hook:
     __slots__ = ("prev",)
 
     def __enter__(self):
-        self.prev = STATE.inside
-        STATE.inside = True
+        self.prev = MODES.inside_public_op
+        MODES.inside_public_op = True
 
     def __exit__(self, *exc):
-        STATE.inside = self.prev
+        MODES.inside_public_op = self.prev
         return False
 
 
@@ -56,15 +50,16 @@ def public(name: str):
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            hook = STATE.hook
-            if hook is None or STATE.inside:
+            modes = MODES
+            hook = modes.autocast_hook
+            if hook is None or modes.inside_public_op:
                 return fn(*args, **kwargs)
-            STATE.inside = True  # the hook's own casts are not public calls
+            modes.inside_public_op = True  # the hook's own casts are not public calls
             try:
                 args = tuple(hook(name, args))
                 return fn(*args, **kwargs)
             finally:
-                STATE.inside = False
+                modes.inside_public_op = False
 
         wrapper.op_name = name
         return wrapper

@@ -25,9 +25,10 @@ from chapters.graph.ir import topological_sort
 from . import dtypes
 from .dispatch import suppress_hook
 from .grad_mode import set_grad_enabled
+from .modes import MODES
 from .node import AccumulateGrad
 from .rules import VJP
-from .tensor import ANOMALY, Tensor
+from .tensor import Tensor
 
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
@@ -104,11 +105,11 @@ def run_backward(roots: list, root_grads: list[Tensor], retain_graph: bool,
         grads[node] = grads[node] + g if node in grads else g
     captured: dict = {}
     order = topological_sort(roots)
-    forward_check, ANOMALY.check_forward = ANOMALY.check_forward, False
+    outer, MODES.in_backward = MODES.in_backward, True
     try:
         _walk(order, grads, captured, retain_graph, create_graph, capture, handed)
     finally:
-        ANOMALY.check_forward = forward_check
+        MODES.in_backward = outer
     return captured
 
 
@@ -136,10 +137,8 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
             if capture is not None and node in capture:
                 captured[node] = g
             input_grads = VJP[node.op](node, g)
-            if ANOMALY.enabled:
-                from .anomaly import check_backward
-
-                check_backward(node, input_grads)
+            for observer in MODES.observers:  # anomaly detection checks each rule
+                observer.rule_ran(node, input_grads)
             if not retain_graph:
                 node.release()
             for (next_node, _), meta, gi in zip(node.next_functions, node.input_meta,

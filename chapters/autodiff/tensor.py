@@ -28,7 +28,7 @@ from chapters.graph.ops import get_op
 
 from . import dtypes
 from .dispatch import public
-from .grad_mode import STATE as GRAD
+from .modes import MODES
 from .node import AccumulateGrad, BackwardNode
 from .rules import SAVES
 
@@ -45,29 +45,6 @@ _LOW = frozenset(dtypes.LOW_PRECISION)
 _FLOATING = frozenset(dtypes.FLOATING)  # only floating results carry gradients
 _NO_EDGE = (None, 0)
 _new = object.__new__
-
-
-class _Anomaly:
-    __slots__ = ("enabled", "check_forward")
-
-    def __init__(self):
-        self.enabled = False
-        self.check_forward = True
-
-
-ANOMALY = _Anomaly()
-
-
-class _ForwardMode:
-    """Tangents of the tensors of a running ``jvp`` (None when none runs)."""
-
-    __slots__ = ("tangents",)
-
-    def __init__(self):
-        self.tangents: dict | None = None
-
-
-FORWARD = _ForwardMode()
 
 
 def _kernel(op: str):
@@ -131,23 +108,18 @@ def apply(op: str, inputs: tuple, attrs: dict | None = None) -> Tensor:
         result._vbox = inputs[0]._vbox
     else:
         result._vbox = [0]
-    if GRAD.enabled and out.dtype in _FLOATING:
+    modes = MODES
+    if modes.grad_enabled and out.dtype in _FLOATING:
         for x in inputs:
             if isinstance(x, Tensor) and x._requires_grad:
-                _record(op, inputs, attrs, result)
+                _record(op, inputs, attrs, result, modes.observers)
                 break
-    if FORWARD.tangents is not None:
-        from .forward_mode import push_tangent
-
-        push_tangent(op, inputs, attrs, result)
-    if ANOMALY.enabled:
-        from .anomaly import check_forward
-
-        check_forward(op, result)
+    for observer in modes.observers:  # anomaly detection, forward mode
+        observer.op_ran(op, inputs, attrs, result)
     return result
 
 
-def _record(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
+def _record(op: str, inputs: tuple, attrs: dict, result: Tensor, observers: tuple) -> None:
     """Attach ``result.grad_fn``: edges to the inputs' nodes, their shapes and
     dtypes, and the tensors ``SAVES[op]`` names, with their versions."""
     try:
@@ -179,10 +151,8 @@ def _record(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
                 else:
                     items.append((x, None, 0))
         node.save(tuple(items))
-    if ANOMALY.enabled:
-        from .anomaly import creation_site
-
-        node.site = creation_site()
+    for observer in observers:
+        observer.node_recorded(node)
     result.grad_fn = node
     result._requires_grad = True
 
@@ -850,7 +820,7 @@ class Tensor:
 
     # -------------------------------------------------------------- in place
     def _check_inplace(self, op: str, other=None) -> None:
-        if not GRAD.enabled:
+        if not MODES.grad_enabled:
             return
         if self._requires_grad and self.grad_fn is None:
             raise RuntimeError(
