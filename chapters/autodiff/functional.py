@@ -14,7 +14,7 @@ import numpy as np
 from . import dtypes
 from .dispatch import public
 from .grad_mode import no_grad
-from .nn_ops import pair
+from .ops.conv import pair
 from .random import default_generator
 from .tensor import Tensor, apply
 

@@ -1,12 +1,10 @@
-"""Neural-network ops added to the registry: convolution, pooling,
-normalization, dropout, embedding.
+"""Convolution and pooling, resting on one pair of linear maps.
 
-Convolution and pooling rest on one pair of linear maps. ``im2col`` copies
-every kernel-sized window of the (padded) input into a column, so that a
-convolution becomes one matrix product ``W @ cols`` and a pooling one
-reduction over each column. ``col2im`` is its adjoint: it adds every column
-back onto the window it came from (overlapping windows add up). The
-gradient of ``im2col`` is ``col2im`` and vice versa, which is all the
+``im2col`` copies every kernel-sized window of the (padded) input into a
+column, so that a convolution becomes one matrix product ``W @ cols`` and a
+pooling one reduction over each column. ``col2im`` is its adjoint: it adds
+every column back onto the window it came from (overlapping windows add up).
+The gradient of ``im2col`` is ``col2im`` and vice versa, which is all the
 derivative rules of conv2d and the pools need.
 """
 
@@ -14,7 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from chapters.graph.ops import ShapeError, TensorMeta, normalize_dims, register_op
+from chapters.graph.ops import ShapeError, TensorMeta, register_op
+
+from ..rules import register
+from ..tensor import Tensor, apply
+from .common import masked
 
 
 def pair(value) -> tuple[int, int]:
@@ -84,6 +86,40 @@ def col2im(cols, input_shape, kernel_size, stride, padding):
     return out[:, :, ph:ph + h, pw:pw + w]
 
 
+def _im2col(x: Tensor, attrs: dict, pad_value=0.0) -> Tensor:
+    return apply("im2col", (x,), {"kernel_size": attrs["kernel_size"], "stride": attrs["stride"],
+                                  "padding": attrs["padding"], "pad_value": pad_value})
+
+
+def _col2im(cols: Tensor, shape: tuple, attrs: dict) -> Tensor:
+    return apply("col2im", (cols,), {"input_shape": shape, "kernel_size": attrs["kernel_size"],
+                                     "stride": attrs["stride"], "padding": attrs["padding"]})
+
+
+def im2col_vjp(ctx, g):
+    """cols = im2col(x) is linear; its adjoint col2im adds each column's
+    gradient back onto its window: dL/dx = col2im(g)."""
+    return (_col2im(g, ctx.input_meta[0][0], ctx.attrs),)
+
+
+def im2col_jvp(primals, tangents, out, **attrs):
+    """tcols = im2col(tx) (linear; the padding of a tangent is 0)."""
+    return apply("im2col", (tangents[0],), {**attrs, "pad_value": 0.0})
+
+
+def col2im_vjp(ctx, g):
+    """x = col2im(cols) is linear, the adjoint of im2col: dL/dcols = im2col(g)."""
+    return (_im2col(g, ctx.attrs),)
+
+
+def col2im_jvp(primals, tangents, out, **attrs):
+    """tx = col2im(tcols) (linear)."""
+    return apply("col2im", (tangents[0],), attrs)
+
+
+register("im2col", vjp=im2col_vjp, jvp=im2col_jvp)
+register("col2im", vjp=col2im_vjp, jvp=col2im_jvp)
+
 # ------------------------------------------------------------------ conv2d
 
 
@@ -111,6 +147,43 @@ def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0)):
         out += b.reshape(1, o, 1, 1)
     return out
 
+
+def _conv_attrs(w_shape: tuple, attrs: dict) -> dict:
+    return {"kernel_size": tuple(w_shape[2:]), "stride": attrs.get("stride", (1, 1)),
+            "padding": attrs.get("padding", (0, 0))}
+
+
+def conv2d_vjp(ctx, g):
+    """out = W_mat @ im2col(x) + b, per sample (W_mat = W reshaped (O, C*kh*kw)):
+    dL/dW = sum_n g_n cols_n^T,  dL/dx = col2im(W_mat^T g_n),
+    dL/db = g summed over batch and space."""
+    x, w = ctx.saved[:2]
+    needs = ctx.needs_input_grad
+    n, o = g.data.shape[:2]
+    conv = _conv_attrs(w.data.shape, ctx.attrs)
+    g2 = g.reshape(n, o, -1)
+    gx = gw = gb = None
+    if needs[0]:
+        gx = _col2im(w.reshape(o, -1).mT @ g2, x.data.shape, conv)
+    if needs[1]:
+        gw = (g2 @ _im2col(x, conv).mT).sum(0).reshape(w.data.shape)
+    if len(needs) > 2 and needs[2]:
+        gb = g.sum((0, 2, 3))
+    return (gx, gw, gb)[:len(needs)]
+
+
+def conv2d_jvp(primals, tangents, out, stride=(1, 1), padding=(0, 0)):
+    """tout = conv(tx, W) + conv(x, tW) + tb (conv is bilinear in x and W)."""
+    x, w = primals[:2]
+    tx, tw = tangents[:2]
+    attrs = {"stride": stride, "padding": padding}
+    t = apply("conv2d", (tx, w), attrs) + apply("conv2d", (x, tw), attrs)
+    if len(tangents) > 2 and tangents[2] is not None:
+        t = t + tangents[2].reshape(1, -1, 1, 1)
+    return t
+
+
+register("conv2d", vjp=conv2d_vjp, jvp=conv2d_jvp, saves=(0, 1))
 
 # ----------------------------------------------------------------- pooling
 
@@ -148,65 +221,47 @@ def avg_pool2d(x, kernel_size, stride, padding):
     return cols.mean(axis=1).reshape(n, c, oh, ow).astype(x.dtype, copy=False)
 
 
-# ----------------------------------------------------------- normalization
+def _first_max_mask(cols: np.ndarray) -> np.ndarray:
+    """One-hot along axis 1 at the first maximum of each window (torch's choice)."""
+    mask = np.zeros(cols.shape, dtype=bool)
+    idx = np.argmax(cols, axis=1)
+    np.put_along_axis(mask, idx[:, None, :], True, axis=1)
+    return mask
 
 
-def _norm_meta(x: TensorMeta, w=None, b=None, dims=(), eps=1e-5) -> TensorMeta:
-    normalize_dims("normalization", dims, len(x.shape))
-    return x
+def max_pool2d_vjp(ctx, g):
+    """out = max of each window:  dL/dx = col2im(g placed at each window's argmax)."""
+    (x,) = ctx.saved
+    n, c, h, w = x.data.shape
+    cols = pool_columns(x.data, ctx.attrs["kernel_size"], ctx.attrs["stride"],
+                        ctx.attrs["padding"], -np.inf)
+    spread = masked(g.reshape(n * c, 1, -1).expand(cols.shape), _first_max_mask(cols))
+    return (_col2im(spread, (n * c, 1, h, w), ctx.attrs).reshape(n, c, h, w),)
 
 
-def normalize(x, dims, eps):
-    """(x - mean) / sqrt(var + eps) over ``dims`` (biased variance)."""
-    mean = x.mean(axis=dims, keepdims=True)
-    var = x.var(axis=dims, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps)
+def max_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
+    """tout = tx at each window's (first) argmax."""
+    x, t = primals[0].data, tangents[0]
+    n, c = x.shape[:2]
+    cols = pool_columns(x, kernel_size, stride, padding, -np.inf)
+    attrs = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
+    tcols = _im2col(t.reshape(n * c, 1, *x.shape[2:]), attrs)
+    return masked(tcols, _first_max_mask(cols)).sum(1).reshape(out.shape)
 
 
-def _affine(xhat, w, b, shape):
-    if w is not None:
-        xhat = xhat * w.reshape(shape)
-    if b is not None:
-        xhat = xhat + b.reshape(shape)
-    return xhat
+def avg_pool2d_vjp(ctx, g):
+    """out = mean of each window of k elements:  dL/dx = col2im(g / k on every element)."""
+    n, c, h, w = ctx.input_meta[0][0]
+    kh, kw = ctx.attrs["kernel_size"]
+    spread = g.reshape(n * c, 1, -1).expand(n * c, kh * kw, g.data.shape[2] * g.data.shape[3])
+    return (_col2im(spread / (kh * kw), (n * c, 1, h, w), ctx.attrs).reshape(n, c, h, w),)
 
 
-@register_op("layer_norm", _norm_meta)
-def layer_norm(x, w=None, b=None, dims=(-1,), eps=1e-5):
-    """Normalize each sample over its last dims, then scale by w and shift by b."""
-    shape = x.shape[x.ndim - len(dims):]
-    return _affine(normalize(x, dims, eps), w, b, shape).astype(x.dtype, copy=False)
+def avg_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
+    """tout = avg_pool2d(tx) (linear)."""
+    return apply("avg_pool2d", (tangents[0],), {"kernel_size": kernel_size, "stride": stride,
+                                                "padding": padding})
 
 
-@register_op("batch_norm", _norm_meta)
-def batch_norm(x, w=None, b=None, dims=(0,), eps=1e-5):
-    """Normalize each channel (dim 1) over the batch and spatial dims ``dims``,
-    then scale and shift per channel."""
-    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-    return _affine(normalize(x, dims, eps), w, b, shape).astype(x.dtype, copy=False)
-
-
-# -------------------------------------------------------- dropout, embedding
-
-
-def _dropout_meta(x: TensorMeta, scale: TensorMeta, **_) -> TensorMeta:
-    return x
-
-
-@register_op("dropout", _dropout_meta, elementwise=True)
-def dropout(x, scale):
-    """x * scale, where scale is 0 for dropped elements and 1/(1-p) for kept ones."""
-    return x * scale
-
-
-def _embedding_meta(w: TensorMeta, indices: TensorMeta, **_) -> TensorMeta:
-    if len(w.shape) != 2:
-        raise ShapeError(f"embedding: the weight must be 2-D (num_embeddings, dim), "
-                         f"got {w.shape}")
-    return TensorMeta(indices.shape + (w.shape[1],), w.dtype)
-
-
-@register_op("embedding", _embedding_meta)
-def embedding(w, indices):
-    """Rows of the table ``w`` picked by integer ``indices``."""
-    return np.take(w, indices, axis=0)
+register("max_pool2d", vjp=max_pool2d_vjp, jvp=max_pool2d_jvp, saves=(0,))
+register("avg_pool2d", vjp=avg_pool2d_vjp, jvp=avg_pool2d_jvp)
