@@ -7,7 +7,7 @@ import builtins
 import numpy as np
 
 from .core import operands, scalar
-from .dispatch import public
+from .dispatch import PROMOTE, public
 from .dtypes import result_dtype
 from .tensor import Tensor, apply
 
@@ -21,7 +21,7 @@ def _tensors(xs) -> tuple:
     return tuple(t if t.data.dtype == dtype else t.to(dtype) for t in tensors)
 
 
-@public("cat")
+@public("cat", autocast={"cpu": PROMOTE})
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``."""
     xs = _tensors(tensors)
@@ -33,7 +33,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
 concat = cat
 
 
-@public("stack")
+@public("stack", autocast={"cpu": PROMOTE})
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors along a new dimension ``dim``."""
     return apply("stack", _tensors(tensors), {"dim": dim})

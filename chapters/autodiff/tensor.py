@@ -28,7 +28,7 @@ import numpy as np
 
 from . import dtypes
 from .core import TensorBase, operands, run
-from .dispatch import public
+from .dispatch import FLOAT32, LOWER_PRECISION, public
 from .engine import backward as run_backward_from
 from .modes import MODES
 
@@ -183,7 +183,7 @@ class Tensor(TensorBase):
     def div(self, other):
         return _binary("div", self, other)
 
-    @public("pow")
+    @public("pow", autocast={"cuda": FLOAT32})
     def pow(self, exponent):
         return _binary("pow", self, exponent)
 
@@ -195,7 +195,7 @@ class Tensor(TensorBase):
     def minimum(self, other):
         return _binary("minimum", self, other)
 
-    @public("matmul")
+    @public("matmul", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
     def matmul(self, other):
         if not isinstance(other, Tensor):
             other = Tensor(other)
@@ -288,11 +288,11 @@ class Tensor(TensorBase):
                       else np.invert(self.data))
 
     # ----------------------------------------------------------------- unary
-    @public("exp")
+    @public("exp", autocast={"cuda": FLOAT32})
     def exp(self):
         return apply("exp", (self,))
 
-    @public("log")
+    @public("log", autocast={"cuda": FLOAT32})
     def log(self):
         return apply("log", (self,))
 
@@ -300,7 +300,7 @@ class Tensor(TensorBase):
     def sqrt(self):
         return apply("sqrt", (self,))
 
-    @public("rsqrt")
+    @public("rsqrt", autocast={"cuda": FLOAT32})
     def rsqrt(self):
         return 1.0 / apply("sqrt", (self,))
 
@@ -338,11 +338,11 @@ class Tensor(TensorBase):
 
     clip = clamp
 
-    @public("softmax")
+    @public("softmax", autocast={"cuda": FLOAT32})
     def softmax(self, dim: int):
         return apply("softmax", (self,), {"dim": dim})
 
-    @public("log_softmax")
+    @public("log_softmax", autocast={"cuda": FLOAT32})
     def log_softmax(self, dim: int):
         return apply("log_softmax", (self,), {"dim": dim})
 
@@ -351,7 +351,7 @@ class Tensor(TensorBase):
         return apply("logsumexp", (self,), {"dim": dim, "keepdim": keepdim})
 
     # ------------------------------------------------------------- reductions
-    @public("sum")
+    @public("sum", autocast={"cuda": FLOAT32})
     def sum(self, dim=None, keepdim: bool = False, dtype=None):
         x = self if dtype is None else self.to(dtype)
         return apply("sum", (x,), {"dim": dim, "keepdim": keepdim})
