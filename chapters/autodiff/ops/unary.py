@@ -3,8 +3,9 @@ tz = f'(x) tx: each op's derivative below is the one factor f'(x), written
 with the output z where that is cheaper (e^x, tanh, sigmoid, sqrt).
 
 neg, exp, log, sqrt, abs, tanh, sigmoid and relu have chapter 1's kernels
-(:mod:`chapters.graph.ops`); leaky_relu, clamp, erf, gelu and cast are
-defined here with their shape rules.
+(:mod:`chapters.graph.ops`) and their rules are rows of one table,
+:data:`SIMPLE_RULES`; leaky_relu, clamp, erf, gelu and cast are defined here
+with their shape rules.
 """
 
 from __future__ import annotations
@@ -20,115 +21,53 @@ from ..rules import register
 from ..tensor import Tensor, apply
 from .common import masked
 
-# ------------------------------------------------------ neg, exp, log, sqrt
-# kernels: chapters.graph.ops.neg, .exp, .log, .sqrt
+# ------------------------------------------------- the table of simple rules
+# kernels: chapters.graph.ops.neg, .exp, .log, .sqrt, .abs_, .tanh, .sigmoid, .relu
+#
+# For z = f(x) elementwise the Jacobian is diagonal, diag(f'(x)), so the VJP
+# and the JVP are the same product: dL/dx = f'(x) g and tz = f'(x) tx. One
+# expression ``rule(d, x, z)`` gives both, applied to d = g or d = tx; each
+# row says whether the rule reads x (input 0) or z (the output), which is
+# then what forward saves for backward.
+
+#: op -> (what the rule reads, rule(d, x, z) = f'(x) d, the math, moves values only)
+SIMPLE_RULES = {
+    "neg": ((), lambda d, x, z: -d, "z = -x:  f'(x) = -1", True),
+    "exp": (("out",), lambda d, x, z: d * z, "z = e^x:  f'(x) = z", False),
+    "log": ((0,), lambda d, x, z: d / x, "z = ln x:  f'(x) = 1 / x", False),
+    "sqrt": (("out",), lambda d, x, z: d / (2 * z), "z = sqrt(x):  f'(x) = 1 / (2 z)", False),
+    "abs": ((0,), lambda d, x, z: d * np.sign(x.data),
+            "z = |x|:  f'(x) = sign(x) (0 at x = 0, as torch)", True),
+    "tanh": (("out",), lambda d, x, z: d * (1 - z * z), "z = tanh x:  f'(x) = 1 - z^2", False),
+    "sigmoid": (("out",), lambda d, x, z: d * z * (1 - z),
+                "z = 1 / (1 + e^-x):  f'(x) = z (1 - z)", False),
+    "relu": (("out",), lambda d, x, z: masked(d, z.data > 0),
+             "z = max(x, 0):  f'(x) = 1 where z > 0, else 0 (torch's choice at x = 0)", True),
+}
 
 
-def neg_vjp(ctx, g):
-    """z = -x:  dL/dx = -g."""
-    return (-g,)
+def _simple_rules(op: str, reads: tuple, rule, math: str) -> tuple:
+    """The VJP and JVP of ``op`` from its row of :data:`SIMPLE_RULES`."""
+
+    def vjp(ctx, g):
+        saved = ctx.saved[0] if reads else None
+        return (rule(g, saved if reads == (0,) else None, saved if reads == ("out",) else None),)
+
+    def jvp(primals, tangents, out):
+        return rule(tangents[0], primals[0], out)
+
+    vjp.__doc__ = f"{math}, so dL/dx = f'(x) g."
+    jvp.__doc__ = f"{math}, so tz = f'(x) tx."
+    for fn, kind in ((vjp, "vjp"), (jvp, "jvp")):
+        fn.__name__ = fn.__qualname__ = f"{op}_{kind}"
+    return vjp, jvp
 
 
-def neg_jvp(primals, tangents, out):
-    """tz = -tx."""
-    return -tangents[0]
+for _op, (_reads, _rule, _math, _movement) in SIMPLE_RULES.items():
+    _vjp, _jvp = _simple_rules(_op, _reads, _rule, _math)
+    register(_op, vjp=_vjp, jvp=_jvp, saves=_reads, movement=_movement)
 
-
-def exp_vjp(ctx, g):
-    """z = e^x:  dL/dx = g z (the output is its own derivative)."""
-    (z,) = ctx.saved
-    return (g * z,)
-
-
-def exp_jvp(primals, tangents, out):
-    """tz = z tx."""
-    return tangents[0] * out
-
-
-def log_vjp(ctx, g):
-    """z = ln x:  dL/dx = g / x."""
-    (x,) = ctx.saved
-    return (g / x,)
-
-
-def log_jvp(primals, tangents, out):
-    """tz = tx / x."""
-    return tangents[0] / primals[0]
-
-
-def sqrt_vjp(ctx, g):
-    """z = sqrt(x):  dL/dx = g / (2 z)."""
-    (z,) = ctx.saved
-    return (g / (2 * z),)
-
-
-def sqrt_jvp(primals, tangents, out):
-    """tz = tx / (2 z)."""
-    return tangents[0] / (2 * out)
-
-
-register("neg", vjp=neg_vjp, jvp=neg_jvp, movement=True)
-register("exp", vjp=exp_vjp, jvp=exp_jvp, saves=("out",))
-register("log", vjp=log_vjp, jvp=log_jvp, saves=(0,))
-register("sqrt", vjp=sqrt_vjp, jvp=sqrt_jvp, saves=("out",))
-
-# ---------------------------------------------------- abs, tanh, sigmoid
-# kernels: chapters.graph.ops.abs_, .tanh, .sigmoid
-
-
-def abs_vjp(ctx, g):
-    """z = |x|:  dL/dx = g sign(x) (0 at x = 0, as torch)."""
-    (x,) = ctx.saved
-    return (g * np.sign(x.data),)
-
-
-def abs_jvp(primals, tangents, out):
-    """tz = sign(x) tx."""
-    return tangents[0] * np.sign(primals[0].data)
-
-
-def tanh_vjp(ctx, g):
-    """z = tanh x:  dL/dx = g (1 - z^2)."""
-    (z,) = ctx.saved
-    return (g * (1 - z * z),)
-
-
-def tanh_jvp(primals, tangents, out):
-    """tz = (1 - z^2) tx."""
-    return tangents[0] * (1 - out * out)
-
-
-def sigmoid_vjp(ctx, g):
-    """z = 1 / (1 + e^-x):  dL/dx = g z (1 - z)."""
-    (z,) = ctx.saved
-    return (g * z * (1 - z),)
-
-
-def sigmoid_jvp(primals, tangents, out):
-    """tz = z (1 - z) tx."""
-    return tangents[0] * out * (1 - out)
-
-
-register("abs", vjp=abs_vjp, jvp=abs_jvp, saves=(0,), movement=True)
-register("tanh", vjp=tanh_vjp, jvp=tanh_jvp, saves=("out",))
-register("sigmoid", vjp=sigmoid_vjp, jvp=sigmoid_jvp, saves=("out",))
-
-# ------------------------------------------------------ relu, leaky_relu
-# kernel of relu: chapters.graph.ops.relu
-
-
-def relu_vjp(ctx, g):
-    """z = max(x, 0):  dL/dx = g where z > 0 (torch's choice: 0 at x = 0)."""
-    (z,) = ctx.saved
-    return (masked(g, z.data > 0),)
-
-
-def relu_jvp(primals, tangents, out):
-    """tz = tx where z > 0, else 0."""
-    return masked(tangents[0], out.data > 0)
-
-
-register("relu", vjp=relu_vjp, jvp=relu_jvp, saves=("out",), movement=True)
+# ------------------------------------------------------------- leaky_relu
 
 
 @register_op("leaky_relu", same_meta, elementwise=True)
