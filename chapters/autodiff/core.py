@@ -236,7 +236,8 @@ def run(result_type: type, op: str, inputs: tuple, attrs: dict | None = None):
         vbox = inputs[0]._vbox
     else:
         vbox = [0]
-    result = result_type._make(out, vbox)
+    result = _new(result_type)
+    result._init(out, vbox)
     modes = MODES
     if modes.grad_enabled and out.dtype in _FLOATING:
         for x in inputs:

@@ -22,23 +22,17 @@ Names and semantics follow PyTorch. Deliberate differences, and why:
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, engine
 from .core import TensorBase, operands, run
 from .dispatch import FLOAT32, LOWER_PRECISION, public
-from .engine import backward as run_backward_from
 from .modes import MODES
 
 _LOW = frozenset(dtypes.LOW_PRECISION)
-
-
-def apply(op: str, inputs: tuple, attrs: dict | None = None) -> Tensor:
-    """Run ``op`` on ``inputs`` (tensors, or arrays taken as constants) and
-    record its history node when an input requires grad (:func:`.core.run`)."""
-    return run(Tensor, op, inputs, attrs)
 
 
 def _binary(op: str, a, b, reverse: bool = False) -> Tensor:
@@ -73,8 +67,8 @@ class Tensor(TensorBase):
     def backward(self, gradient=None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (reverse mode)."""
-        run_backward_from((self,), None if gradient is None else (gradient,), retain_graph,
-                          create_graph, inputs)
+        engine.backward((self,), None if gradient is None else (gradient,), retain_graph,
+                        create_graph, inputs)
 
     # ---------------------------------------------------------------- reading
     @property
@@ -654,6 +648,12 @@ class Tensor(TensorBase):
         return Tensor(np.array(data.data if isinstance(data, Tensor) else data,
                                dtype=dtypes.as_dtype(dtype or self.dtype)))
 
+
+#: ``apply(op, inputs, attrs=None) -> Tensor``: run ``op`` on ``inputs`` (tensors,
+#: or arrays taken as constants) and record its history node when an input
+#: requires grad; :func:`.core.run` with results made as Tensors (a partial
+#: costs no extra Python call per op)
+apply = functools.partial(run, Tensor)
 
 _ValuesIndices = namedtuple("return_types", ["values", "indices"])
 
