@@ -2,6 +2,11 @@
 
 Under ``no_grad`` an op computes its value and records nothing: no history
 node, no saved tensors. Optimizer updates and evaluation run this way.
+
+Grad mode is per thread, as in torch (it lives in :data:`.modes.MODES`): a
+``no_grad`` block in one thread (a rank of the simulated world, DDP's
+communication thread) leaves recording on in every other thread. Each new
+thread starts enabled.
 """
 
 from __future__ import annotations
@@ -9,11 +14,6 @@ from __future__ import annotations
 import functools
 
 from .modes import MODES
-
-# Grad mode is per thread, as in torch (it lives in :data:`.modes.MODES`): a
-# ``no_grad`` block in one thread (a rank of the simulated world, DDP's
-# communication thread) leaves recording on in every other thread. Each new
-# thread starts enabled.
 
 
 def is_grad_enabled() -> bool:

@@ -212,15 +212,6 @@ def max_pool2d(x, kernel_size, stride, padding):
     return cols.max(axis=1).reshape(n, c, oh, ow)
 
 
-@register_op("avg_pool2d", _pool_meta("avg_pool2d"))
-def avg_pool2d(x, kernel_size, stride, padding):
-    """The mean of each window (zero padding included in the count, torch's default)."""
-    n, c, h, w = x.shape
-    oh, ow = conv_output_size("avg_pool2d", (h, w), kernel_size, stride, padding)
-    cols = pool_columns(x, kernel_size, stride, padding, 0.0)
-    return cols.mean(axis=1).reshape(n, c, oh, ow).astype(x.dtype, copy=False)
-
-
 def _first_max_mask(cols: np.ndarray) -> np.ndarray:
     """One-hot along axis 1 at the first maximum of each window (torch's choice)."""
     mask = np.zeros(cols.shape, dtype=bool)
@@ -249,6 +240,18 @@ def max_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
     return masked(tcols, _first_max_mask(cols)).sum(1).reshape(out.shape)
 
 
+register("max_pool2d", vjp=max_pool2d_vjp, jvp=max_pool2d_jvp, saves=(0,))
+
+
+@register_op("avg_pool2d", _pool_meta("avg_pool2d"))
+def avg_pool2d(x, kernel_size, stride, padding):
+    """The mean of each window (zero padding included in the count, torch's default)."""
+    n, c, h, w = x.shape
+    oh, ow = conv_output_size("avg_pool2d", (h, w), kernel_size, stride, padding)
+    cols = pool_columns(x, kernel_size, stride, padding, 0.0)
+    return cols.mean(axis=1).reshape(n, c, oh, ow).astype(x.dtype, copy=False)
+
+
 def avg_pool2d_vjp(ctx, g):
     """out = mean of each window of k elements:  dL/dx = col2im(g / k on every element)."""
     n, c, h, w = ctx.input_meta[0][0]
@@ -263,5 +266,4 @@ def avg_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
                                                 "padding": padding})
 
 
-register("max_pool2d", vjp=max_pool2d_vjp, jvp=max_pool2d_jvp, saves=(0,))
 register("avg_pool2d", vjp=avg_pool2d_vjp, jvp=avg_pool2d_jvp)

@@ -35,21 +35,6 @@ def _affine(xhat, w, b, shape):
     return xhat
 
 
-@register_op("layer_norm", _norm_meta)
-def layer_norm(x, w=None, b=None, dims=(-1,), eps=1e-5):
-    """Normalize each sample over its last dims, then scale by w and shift by b."""
-    shape = x.shape[x.ndim - len(dims):]
-    return _affine(normalize(x, dims, eps), w, b, shape).astype(x.dtype, copy=False)
-
-
-@register_op("batch_norm", _norm_meta)
-def batch_norm(x, w=None, b=None, dims=(0,), eps=1e-5):
-    """Normalize each channel (dim 1) over the batch and spatial dims ``dims``,
-    then scale and shift per channel."""
-    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-    return _affine(normalize(x, dims, eps), w, b, shape).astype(x.dtype, copy=False)
-
-
 def _normalized(x: Tensor, dims: tuple, eps: float) -> tuple[Tensor, Tensor]:
     """(x_hat, 1/sigma) recomputed with Tensor ops, so they carry history."""
     mean = x.mean(dims, keepdim=True)
@@ -84,19 +69,6 @@ def _param_shape(op: str, x_shape: tuple, dims: tuple) -> tuple:
     return (1, x_shape[1]) + (1,) * (len(x_shape) - 2)
 
 
-def layer_norm_vjp(ctx, g):
-    """Layer norm normalizes each sample over its last dims; see _norm_vjp."""
-    shape, dims = ctx.input_meta[0][0], ctx.attrs["dims"]
-    leading = tuple(range(len(shape) - len(dims)))
-    return _norm_vjp(ctx, g, _param_shape("layer_norm", shape, dims), leading)
-
-
-def batch_norm_vjp(ctx, g):
-    """Batch norm (training) normalizes each channel over batch and space; see _norm_vjp."""
-    shape, dims = ctx.input_meta[0][0], ctx.attrs["dims"]
-    return _norm_vjp(ctx, g, _param_shape("batch_norm", shape, dims), dims)
-
-
 def _norm_jvp(op):
     """The JVP of ``op`` (layer_norm or batch_norm)."""
 
@@ -119,5 +91,40 @@ def _norm_jvp(op):
     return rule
 
 
+# ------------------------------------------------------------- layer_norm
+
+
+@register_op("layer_norm", _norm_meta)
+def layer_norm(x, w=None, b=None, dims=(-1,), eps=1e-5):
+    """Normalize each sample over its last dims, then scale by w and shift by b."""
+    shape = x.shape[x.ndim - len(dims):]
+    return _affine(normalize(x, dims, eps), w, b, shape).astype(x.dtype, copy=False)
+
+
+def layer_norm_vjp(ctx, g):
+    """Layer norm normalizes each sample over its last dims; see _norm_vjp."""
+    shape, dims = ctx.input_meta[0][0], ctx.attrs["dims"]
+    leading = tuple(range(len(shape) - len(dims)))
+    return _norm_vjp(ctx, g, _param_shape("layer_norm", shape, dims), leading)
+
+
 register("layer_norm", vjp=layer_norm_vjp, jvp=_norm_jvp("layer_norm"), saves=(0, 1))
+
+# ------------------------------------------------------------- batch_norm
+
+
+@register_op("batch_norm", _norm_meta)
+def batch_norm(x, w=None, b=None, dims=(0,), eps=1e-5):
+    """Normalize each channel (dim 1) over the batch and spatial dims ``dims``,
+    then scale and shift per channel."""
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    return _affine(normalize(x, dims, eps), w, b, shape).astype(x.dtype, copy=False)
+
+
+def batch_norm_vjp(ctx, g):
+    """Batch norm (training) normalizes each channel over batch and space; see _norm_vjp."""
+    shape, dims = ctx.input_meta[0][0], ctx.attrs["dims"]
+    return _norm_vjp(ctx, g, _param_shape("batch_norm", shape, dims), dims)
+
+
 register("batch_norm", vjp=batch_norm_vjp, jvp=_norm_jvp("batch_norm"), saves=(0, 1))
