@@ -25,59 +25,76 @@ running ``torch.autocast`` rather than trusting these tables.
 
 Names are torch's public Python names where the engine's hook uses them
 (``cross_entropy`` for torch's internal ``cross_entropy_loss``).
+
+The rows of the ops the engine defines (matmul, linear, conv2d, softmax, the
+losses, ...) are not listed below: each is declared where the op is
+registered, ``public("matmul", autocast={...})`` in :mod:`chapters.autodiff`,
+and :func:`_table` merges them in (:data:`chapters.autodiff.dispatch.AUTOCAST`).
+The lists below are torch's rows for every other op.
 """
 
 from __future__ import annotations
 
-LOWER, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
+import chapters.autodiff  # noqa: F401  (its public ops declare their categories on import)
+from chapters.autodiff.dispatch import AUTOCAST, FLOAT32, LOWER_PRECISION, PROMOTE
 
-_CUDA_LOWER = """__matmul__ addbmm addmm addmv addr baddbmm bmm chain_matmul multi_dot conv1d
-conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d GRUCell linear LSTMCell matmul
-mm mv prelu RNNCell scaled_dot_product_attention"""
+LOWER = LOWER_PRECISION
 
-_CUDA_FLOAT32 = """__pow__ __rdiv__ __rpow__ __rtruediv__ acos asin binary_cross_entropy_with_logits
-cosh cosine_embedding_loss cdist cosine_similarity cross_entropy cumprod cumsum dist erfinv exp
-expm1 group_norm hinge_embedding_loss kl_div l1_loss layer_norm log log_softmax log10 log1p log2
-margin_ranking_loss mse_loss multilabel_margin_loss multi_margin_loss nll_loss norm normalize
-pdist poisson_nll_loss pow prod reciprocal rsqrt sinh smooth_l1_loss soft_margin_loss softmax
-softmin softplus sum renorm tan triplet_margin_loss"""
+_CUDA_LOWER = """__matmul__ addbmm addmm addmv addr baddbmm bmm chain_matmul multi_dot
+conv1d conv3d conv_transpose1d conv_transpose2d conv_transpose3d GRUCell LSTMCell mm mv
+prelu RNNCell scaled_dot_product_attention"""
 
-_CUDA_PROMOTE = """addcdiv addcmul atan2 bilinear cross dot grid_sample index_put scatter_add
-tensordot"""
+_CUDA_FLOAT32 = """__pow__ __rdiv__ __rpow__ __rtruediv__ acos asin
+binary_cross_entropy_with_logits cosh cosine_embedding_loss cdist cosine_similarity cumprod
+cumsum dist erfinv expm1 group_norm hinge_embedding_loss kl_div log10 log1p log2
+margin_ranking_loss multilabel_margin_loss multi_margin_loss norm normalize pdist
+poisson_nll_loss prod reciprocal sinh smooth_l1_loss soft_margin_loss softmin softplus
+renorm tan triplet_margin_loss"""
 
-_CPU_LOWER = """conv1d conv2d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm linear
-_convolution matmul __matmul__ conv_tbc mkldnn_rnn_layer conv_transpose1d conv_transpose2d
-conv_transpose3d prelu scaled_dot_product_attention _native_multi_head_attention"""
+_CUDA_PROMOTE = """addcdiv addcmul atan2 bilinear cross dot grid_sample index_put
+scatter_add tensordot"""
 
-_CPU_FLOAT32 = """avg_pool3d binary_cross_entropy grid_sampler polar prod quantile nanquantile
-stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr
-ormqr pinverse max_pool3d max_unpool2d max_unpool3d adaptive_avg_pool3d reflection_pad1d
-reflection_pad2d replication_pad1d replication_pad2d replication_pad3d mse_loss
-cosine_embedding_loss nll_loss nll_loss2d hinge_embedding_loss poisson_nll_loss smooth_l1_loss
-cross_entropy l1_loss huber_loss margin_ranking_loss soft_margin_loss triplet_margin_loss
+_CPU_LOWER = """conv1d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm _convolution
+__matmul__ conv_tbc mkldnn_rnn_layer conv_transpose1d conv_transpose2d conv_transpose3d
+prelu scaled_dot_product_attention _native_multi_head_attention"""
+
+_CPU_FLOAT32 = """avg_pool3d binary_cross_entropy grid_sampler polar prod quantile
+nanquantile stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve
+inverse lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d
+adaptive_avg_pool3d reflection_pad1d reflection_pad2d replication_pad1d replication_pad2d
+replication_pad3d cosine_embedding_loss nll_loss2d hinge_embedding_loss poisson_nll_loss
+smooth_l1_loss huber_loss margin_ranking_loss soft_margin_loss triplet_margin_loss
 multi_margin_loss ctc_loss kl_div multilabel_margin_loss binary_cross_entropy_with_logits
-fft_fft fft_ifft fft_fft2 fft_ifft2 fft_fftn fft_ifftn fft_rfft fft_irfft fft_rfft2 fft_irfft2
-fft_rfftn fft_irfftn fft_hfft fft_ihfft linalg_cond linalg_matrix_rank linalg_solve
-linalg_cholesky linalg_svdvals linalg_eigvals linalg_eigvalsh linalg_inv linalg_householder_product
-linalg_tensorinv linalg_tensorsolve fake_quantize_per_tensor_affine geqrf _lu_with_info qr svd
-triangular_solve fractional_max_pool2d fractional_max_pool3d adaptive_max_pool3d
-multilabel_margin_loss_forward linalg_qr linalg_cholesky_ex linalg_svd linalg_eig linalg_eigh
-linalg_lstsq linalg_inv_ex"""
+fft_fft fft_ifft fft_fft2 fft_ifft2 fft_fftn fft_ifftn fft_rfft fft_irfft fft_rfft2
+fft_irfft2 fft_rfftn fft_irfftn fft_hfft fft_ihfft linalg_cond linalg_matrix_rank
+linalg_solve linalg_cholesky linalg_svdvals linalg_eigvals linalg_eigvalsh linalg_inv
+linalg_householder_product linalg_tensorinv linalg_tensorsolve
+fake_quantize_per_tensor_affine geqrf _lu_with_info qr svd triangular_solve
+fractional_max_pool2d fractional_max_pool3d adaptive_max_pool3d
+multilabel_margin_loss_forward linalg_qr linalg_cholesky_ex linalg_svd linalg_eig
+linalg_eigh linalg_lstsq linalg_inv_ex"""
 
-_CPU_PROMOTE = "stack cat index_copy"
+_CPU_PROMOTE = "index_copy"
 
 
-def _table(lower: str, float32: str, promote: str) -> dict[str, str]:
+def _table(device: str, lower: str, float32: str, promote: str) -> dict[str, str]:
+    """torch's rows for ``device``, with the rows the engine's ops declare."""
     table = {name: LOWER for name in lower.split()}
     table.update({name: FLOAT32 for name in float32.split()})
     table.update({name: PROMOTE for name in promote.split()})
+    for name, categories in AUTOCAST.items():
+        if name in table:
+            raise ValueError(f"autocast policy of {name!r} is both declared by the engine's op "
+                             "and listed here; keep it at the op's registration only")
+        if device in categories:
+            table[name] = categories[device]
     return table
 
 
 #: device type -> {op name -> policy}; the same table serves float16 and bfloat16
 POLICIES: dict[str, dict[str, str]] = {
-    "cuda": _table(_CUDA_LOWER, _CUDA_FLOAT32, _CUDA_PROMOTE),
-    "cpu": _table(_CPU_LOWER, _CPU_FLOAT32, _CPU_PROMOTE),
+    "cuda": _table("cuda", _CUDA_LOWER, _CUDA_FLOAT32, _CUDA_PROMOTE),
+    "cpu": _table("cpu", _CPU_LOWER, _CPU_FLOAT32, _CPU_PROMOTE),
 }
 
 #: the low-precision dtypes each device's autocast accepts (torch's rule)

@@ -1,19 +1,34 @@
 """Chapter 2's reference engine: automatic differentiation (自动微分).
 
 A reverse-mode tensor engine over numpy, with PyTorch's names and semantics:
-``Tensor`` records each op as a chapter 1 graph node, derivative rules live in
-a table keyed by op name (:mod:`.rules`), and :mod:`.engine` walks the
-history backwards. ``functional`` holds ``torch.nn.functional``'s names.
+``Tensor`` records each op as a chapter 1 graph node (:mod:`.core`), each op
+family's module in :mod:`.ops` registers its ops' kernels, derivative rules
+and facts (:mod:`.rules` holds the tables), and :mod:`.engine` walks the
+history backwards. Mode state is per thread (:mod:`.modes`).
+``functional`` holds ``torch.nn.functional``'s names.
 """
 
-from . import derivatives as _derivatives  # noqa: F401  (fills the rule tables)
 from . import functional
-from . import nn_derivatives as _nn_derivatives  # noqa: F401  (fills the rule tables)
-from . import nn_ops as _nn_ops  # noqa: F401  (registers the ops)
-from . import tensor_ops as _tensor_ops  # noqa: F401  (registers the ops)
+from . import ops as _ops  # noqa: F401  (registers every op's kernel, rules and facts)
 from .anomaly import detect_anomaly
 from .dtypes import bfloat16, bool_, float16, float32, float64, int32, int64, uint8
 from .engine import backward, grad
+from .factories import (
+    arange,
+    as_tensor,
+    empty,
+    eye,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from .forward_mode import jvp
 from .functions import (
     abs,
@@ -58,23 +73,7 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
 from .random import manual_seed
-from .tensor import (
-    Tensor,
-    arange,
-    as_tensor,
-    empty,
-    eye,
-    full,
-    full_like,
-    ones,
-    ones_like,
-    rand,
-    randn,
-    randn_like,
-    tensor,
-    zeros,
-    zeros_like,
-)
+from .tensor import Tensor
 
 # isort: split
 # nn, optim and data build on everything above, so they are imported last

@@ -12,12 +12,13 @@ check can be turned off with ``check_forward=False``). Both raise
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 
 import numpy as np
 
-from .tensor import ANOMALY
+from .modes import MODES, OpObserver, observing
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -30,13 +31,12 @@ def creation_site() -> str:
         frame = frame.f_back
     if frame is None:
         return "<unknown>"
-    import linecache
-
     code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}: {code}"
 
 
 def _bad(array: np.ndarray) -> str | None:
+    """``"nan"`` or ``"inf"`` if a floating ``array`` holds one, else None."""
     if array.dtype.kind not in "fV" or array.dtype.kind == "V" and array.dtype.itemsize != 2:
         return None
     values = array.astype(np.float32) if array.dtype.itemsize == 2 else array
@@ -47,39 +47,54 @@ def _bad(array: np.ndarray) -> str | None:
     return None
 
 
-def check_forward(op: str, result) -> None:
-    if not ANOMALY.check_forward:
-        return
-    bad = _bad(result.data)
-    if bad:
-        raise RuntimeError(
-            f"anomaly detected: op {op!r} produced {bad} values in its forward output "
-            f"(shape {list(result.shape)}), created at {creation_site()}.")
-
-
-def check_backward(node, input_grads) -> None:
-    for i, g in enumerate(input_grads):
-        if g is None:
-            continue
-        bad = _bad(g.data)
-        if bad:
-            raise RuntimeError(
-                f"anomaly detected: function '{node.name}' returned {bad} values in its "
-                f"{i}th output (the gradient for input {i}). The op was created at "
-                f"{node.site or '<site not recorded: it was created outside detect_anomaly>'}.")
-
-
-class detect_anomaly:
-    """Context manager: record creation sites and stop at the first NaN/inf."""
+class AnomalyObserver(OpObserver):
+    """Watches the dispatch core: records creation sites, checks every result."""
 
     def __init__(self, check_forward: bool = True):
         self.check_forward = check_forward
 
+    def node_recorded(self, node) -> None:
+        node.site = creation_site()
+
+    def op_ran(self, op: str, inputs: tuple, attrs: dict, result) -> None:
+        """Forward check; ops that backward itself runs are checked as rules instead."""
+        if not self.check_forward or MODES.in_backward:
+            return
+        bad = _bad(result.data)
+        if bad:
+            raise RuntimeError(
+                f"anomaly detected: op {op!r} produced {bad} values in its forward output "
+                f"(shape {list(result.shape)}), created at {creation_site()}.")
+
+    def rule_ran(self, node, input_grads: tuple) -> None:
+        for i, g in enumerate(input_grads):
+            if g is None:
+                continue
+            bad = _bad(g.data)
+            if bad:
+                raise RuntimeError(
+                    f"anomaly detected: function '{node.name}' returned {bad} values in its "
+                    f"{i}th output (the gradient for input {i}). The op was created at "
+                    f"{node.site or '<site not recorded: it was created outside detect_anomaly>'}.")
+
+
+class detect_anomaly:
+    """Context manager: record creation sites and stop at the first NaN/inf.
+
+    It acts in the calling thread only; torch's anomaly mode is process-wide
+    (see :mod:`.modes` for why the engine differs)."""
+
+    def __init__(self, check_forward: bool = True):
+        self.check_forward = check_forward
+        self._observing = None
+
     def __enter__(self):
-        self.prev = (ANOMALY.enabled, ANOMALY.check_forward)
-        ANOMALY.enabled, ANOMALY.check_forward = True, self.check_forward
+        self._observing = observing(AnomalyObserver(self.check_forward),
+                                    replacing=AnomalyObserver)
+        self._observing.__enter__()
         return self
 
     def __exit__(self, *exc):
-        ANOMALY.enabled, ANOMALY.check_forward = self.prev
+        self._observing.__exit__(*exc)
+        self._observing = None
         return False

@@ -22,8 +22,9 @@ import numpy as np
 
 from chapters.torchcheck import to_numpy
 
-from . import Tensor, tensor
+from .factories import tensor
 from .random import default_generator
+from .tensor import Tensor
 
 
 class TensorDataset:
@@ -110,7 +111,7 @@ def load_digits_split(test_fraction: float = 0.2, seed: int = 0,
     The split is a seeded random permutation (not stratified): with 1797
     samples each class still gets about 36 test images at the default fraction.
     """
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # imported on first use: it takes about 1 s
 
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")

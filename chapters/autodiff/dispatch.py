@@ -8,6 +8,12 @@ PyTorch's name for the op and its positional arguments and returns them
 (possibly cast). It runs once per public call: composite ops such as
 ``F.linear`` run their internals with the hook suppressed, and so does
 backward (as in torch, backward ops run in the dtypes forward chose).
+
+A public op's *autocast category* per device is a fact of its registration:
+``public("matmul", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})``
+(torch's "Autocast Op Reference"). :data:`AUTOCAST` collects them; chapter
+4's policy tables (:mod:`chapters.amp.policies`) add torch's rows for the ops
+this engine does not define. An op with no category runs unchanged.
 """
 
 from __future__ import annotations
@@ -15,25 +21,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from .modes import MODES
 
-class _DispatchState:
-    __slots__ = ("hook", "inside")
-
-    def __init__(self):
-        self.hook: Callable | None = None
-        self.inside = False
-
-
-STATE = _DispatchState()
+#: autocast categories: cast floating inputs to the low-precision dtype, to
+#: float32, or to the widest floating dtype among them
+LOWER_PRECISION, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
+#: public op name -> {device type: autocast category}, from the registrations
+AUTOCAST: dict[str, dict[str, str]] = {}
 
 
 def set_autocast_hook(hook: Callable | None) -> None:
-    """Install ``hook(op_name, args) -> args`` (``None`` removes it)."""
-    STATE.hook = hook
+    """Install ``hook(op_name, args) -> args`` in this thread (``None`` removes it).
+
+    The hook is per thread, as torch's autocast state: a thread that enters
+    ``autocast`` leaves every other thread's ops in their own dtypes."""
+    MODES.autocast_hook = hook
 
 
 def get_autocast_hook() -> Callable | None:
-    return STATE.hook
+    return MODES.autocast_hook
 
 
 class suppress_hook:
@@ -42,31 +48,46 @@ class suppress_hook:
     __slots__ = ("prev",)
 
     def __enter__(self):
-        self.prev = STATE.inside
-        STATE.inside = True
+        self.prev = MODES.inside_public_op
+        MODES.inside_public_op = True
 
     def __exit__(self, *exc):
-        STATE.inside = self.prev
+        MODES.inside_public_op = self.prev
         return False
 
 
-def public(name: str):
-    """Decorator: mark ``fn`` as the public op ``name`` for the autocast hook."""
+def public(name: str, autocast: dict[str, str] | None = None):
+    """Decorator: mark ``fn`` as the public op ``name`` for the autocast hook;
+    ``autocast`` gives its category per device type (given once per name)."""
+    if autocast:
+        _declare_autocast(name, autocast)
 
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            hook = STATE.hook
-            if hook is None or STATE.inside:
+            modes = MODES
+            hook = modes.autocast_hook
+            if hook is None or modes.inside_public_op:
                 return fn(*args, **kwargs)
-            STATE.inside = True  # the hook's own casts are not public calls
+            modes.inside_public_op = True  # the hook's own casts are not public calls
             try:
                 args = tuple(hook(name, args))
                 return fn(*args, **kwargs)
             finally:
-                STATE.inside = False
+                modes.inside_public_op = False
 
         wrapper.op_name = name
         return wrapper
 
     return decorate
+
+
+def _declare_autocast(name: str, categories: dict[str, str]) -> None:
+    unknown = set(categories.values()) - {LOWER_PRECISION, FLOAT32, PROMOTE}
+    if unknown:
+        raise ValueError(f"public({name!r}): unknown autocast categories {sorted(unknown)}; "
+                         f"use {LOWER_PRECISION!r}, {FLOAT32!r} or {PROMOTE!r}")
+    if name in AUTOCAST and AUTOCAST[name] != categories:
+        raise ValueError(f"public({name!r}): autocast categories {AUTOCAST[name]} were already "
+                         f"declared; declare them once, where the op is defined")
+    AUTOCAST[name] = dict(categories)

@@ -23,14 +23,15 @@ import numpy as np
 from chapters.graph.ir import topological_sort
 
 from . import dtypes
+from .core import TensorBase
 from .dispatch import suppress_hook
 from .grad_mode import set_grad_enabled
+from .modes import MODES
 from .node import AccumulateGrad
 from .rules import VJP
-from .tensor import ANOMALY, Tensor
 
 
-def sum_to(g: Tensor, shape: tuple) -> Tensor:
+def sum_to(g: TensorBase, shape: tuple) -> TensorBase:
     """Sum ``g`` down to ``shape``: the adjoint of broadcasting. Leading dims
     that broadcasting added are summed away; dims where ``shape`` has 1 and
     ``g`` has more are summed with keepdim."""
@@ -44,7 +45,7 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     return g.reshape(shape)
 
 
-def _fit(g: Tensor, meta: tuple) -> Tensor:
+def _fit(g: TensorBase, meta: tuple) -> TensorBase:
     """``g`` in the shape and dtype of the input it is the gradient of."""
     shape, dtype = meta
     if g.data.shape != shape:
@@ -54,10 +55,10 @@ def _fit(g: Tensor, meta: tuple) -> Tensor:
     return g
 
 
-def _root_gradients(tensors, grad_tensors) -> list[Tensor]:
+def _root_gradients(tensors, grad_tensors) -> list[TensorBase]:
     grads = []
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, TensorBase):
             raise TypeError(f"backward: expected Tensors, got {type(t).__name__}")
         if not t._requires_grad:
             raise RuntimeError(
@@ -71,9 +72,9 @@ def _root_gradients(tensors, grad_tensors) -> list[Tensor]:
                     f"grad can be implicitly created only for scalar outputs; this tensor has "
                     f"shape {list(t.shape)}. Pass gradient= (a tensor of the same shape: the "
                     "vector of the vector-Jacobian product), or reduce first, e.g. y.sum().")
-            g = Tensor(np.ones(t.data.shape, dtype=t.data.dtype))
+            g = type(t)._make(np.ones(t.data.shape, dtype=t.data.dtype), [0])
         else:
-            g = g if isinstance(g, Tensor) else Tensor(np.asarray(g, dtype=t.data.dtype))
+            g = g if isinstance(g, TensorBase) else type(t)(np.asarray(g, dtype=t.data.dtype))
             if g.data.shape != t.data.shape:
                 raise RuntimeError(
                     f"backward: gradient has shape {list(g.shape)} but the tensor has shape "
@@ -84,17 +85,17 @@ def _root_gradients(tensors, grad_tensors) -> list[Tensor]:
     return grads
 
 
-def _own(g: Tensor, handed: set) -> Tensor:
+def _own(g: TensorBase, handed: set) -> TensorBase:
     """``g`` itself if nothing else can see its array, else a copy: a leaf's
     ``.grad`` must own its memory (optimizers and clipping change it in place)."""
     array = g.data
     if array.flags.owndata and array.flags.writeable and id(array) not in handed:
         handed.add(id(array))
         return g
-    return Tensor(array.copy())
+    return type(g)._make(array.copy(), [0])
 
 
-def run_backward(roots: list, root_grads: list[Tensor], retain_graph: bool,
+def run_backward(roots: list, root_grads: list[TensorBase], retain_graph: bool,
                  create_graph: bool, capture: dict | None = None) -> dict:
     """The engine. ``capture`` (node -> slot) collects the gradients arriving
     at those nodes instead of accumulating into leaves (``autograd.grad``)."""
@@ -104,11 +105,11 @@ def run_backward(roots: list, root_grads: list[Tensor], retain_graph: bool,
         grads[node] = grads[node] + g if node in grads else g
     captured: dict = {}
     order = topological_sort(roots)
-    forward_check, ANOMALY.check_forward = ANOMALY.check_forward, False
+    outer, MODES.in_backward = MODES.in_backward, True
     try:
         _walk(order, grads, captured, retain_graph, create_graph, capture, handed)
     finally:
-        ANOMALY.check_forward = forward_check
+        MODES.in_backward = outer
     return captured
 
 
@@ -131,15 +132,13 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
             if node.retained is not None:
                 kept = node.retained()
                 if kept is not None and capture is None:  # accumulates, as a leaf's does
-                    fresh = g if create_graph else Tensor(g.data.copy())
+                    fresh = g if create_graph else type(g)._make(g.data.copy(), [0])
                     kept.grad = fresh if kept.grad is None else kept.grad + fresh
             if capture is not None and node in capture:
                 captured[node] = g
             input_grads = VJP[node.op](node, g)
-            if ANOMALY.enabled:
-                from .anomaly import check_backward
-
-                check_backward(node, input_grads)
+            for observer in MODES.observers:  # anomaly detection checks each rule
+                observer.rule_ran(node, input_grads)
             if not retain_graph:
                 node.release()
             for (next_node, _), meta, gi in zip(node.next_functions, node.input_meta,
@@ -151,7 +150,7 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 grads[next_node] = gi if previous is None else previous + gi
 
 
-def _run_hooks(hooks, g: Tensor) -> Tensor:
+def _run_hooks(hooks, g: TensorBase) -> TensorBase:
     if hooks:
         for hook in list(hooks):
             new = hook(g)
@@ -160,7 +159,7 @@ def _run_hooks(hooks, g: Tensor) -> Tensor:
     return g
 
 
-def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, handed: set) -> None:
+def _accumulate(leaf: TensorBase, g: TensorBase, create_graph: bool, handed: set) -> None:
     """``leaf.grad += g`` (a fresh tensor the first time), then the
     post-accumulate hooks."""
     if leaf.grad is None:
@@ -176,13 +175,13 @@ def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, handed: set) -> Non
                 hook(leaf)
 
 
-def _root_node(t: Tensor):
+def _root_node(t: TensorBase):
     return t.grad_fn if t.grad_fn is not None else t._accumulator()
 
 
 def _as_tuple(value):
     """torch's autograd functions take one tensor or a sequence of them."""
-    return (value,) if isinstance(value, Tensor) else value
+    return (value,) if isinstance(value, TensorBase) else value
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,

@@ -14,21 +14,40 @@ import numpy as np
 
 from . import dtypes
 from .grad_mode import no_grad
+from .modes import OpObserver, not_observed, observing
 from .rules import JVP
-from .tensor import FORWARD, Tensor
+from .tensor import Tensor
 
 
-def push_tangent(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
-    """Called by ``apply`` inside a ``jvp``: record the tangent of ``result``."""
-    table = FORWARD.tangents
-    known = [table.get(id(x)) if isinstance(x, Tensor) else None for x in inputs]
-    if all(k is None for k in known) or not dtypes.is_floating(result.data.dtype):
-        return
-    rule = JVP.get(op)
-    if rule is None:
-        raise NotImplementedError(
-            f"jvp: op {op!r} has no forward-mode (JVP) rule; register one with "
-            "chapters.autodiff.rules.jvp_rule.")
+class ForwardMode(OpObserver):
+    """Watches the dispatch core during one ``jvp``: ``tangents`` maps
+    ``id(tensor) -> (tensor, tangent)`` for every tensor of the run that has one
+    (the tensor is kept so its id cannot be reused)."""
+
+    def __init__(self, tangents: dict):
+        self.tangents = tangents
+
+    def op_ran(self, op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
+        """Record the tangent of ``result``: the op's JVP rule applied to the
+        tangents of its inputs (zero for an input without one)."""
+        known = [self.tangents.get(id(x)) if isinstance(x, Tensor) else None for x in inputs]
+        if all(k is None for k in known) or not dtypes.is_floating(result.data.dtype):
+            return
+        rule = JVP.get(op)
+        if rule is None:
+            raise NotImplementedError(
+                f"jvp: op {op!r} has no forward-mode (JVP) rule; register one with "
+                "chapters.autodiff.rules.jvp_rule.")
+        primals, tangents = _primals_and_tangents(inputs, known)
+        with not_observed(self), no_grad():  # the rule's own ops carry no tangents
+            tangent = rule(primals, tangents, Tensor(result.data), **attrs)
+            tangent = _fit_tangent(tangent, result)
+        self.tangents[id(result)] = (result, tangent)
+
+
+def _primals_and_tangents(inputs: tuple, known: list) -> tuple[tuple, tuple]:
+    """The op's inputs as tensors and their tangents: the recorded one, zeros for
+    a floating input without one, None for an integer input or a missing one."""
     primals, tangents = [], []
     for x, k in zip(inputs, known, strict=True):
         if x is None:  # an optional input left out (a missing bias)
@@ -43,19 +62,16 @@ def push_tangent(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
             tangents.append(Tensor(np.zeros(p.data.shape, dtype=p.data.dtype)))
         else:
             tangents.append(None)
-    FORWARD.tangents = None
-    try:
-        with no_grad():
-            out_primal = Tensor(result.data)
-            tangent = rule(tuple(primals), tuple(tangents), out_primal, **attrs)
-            if tangent.data.dtype != result.data.dtype and dtypes.is_floating(
-                    result.data.dtype):
-                tangent = tangent.to(result.data.dtype)
-            if tangent.data.shape != result.data.shape:
-                tangent = tangent.expand(result.data.shape)
-    finally:
-        FORWARD.tangents = table
-    table[id(result)] = (result, tangent)
+    return tuple(primals), tuple(tangents)
+
+
+def _fit_tangent(tangent: Tensor, result: Tensor) -> Tensor:
+    """A rule's tangent in the dtype and shape of the op's result."""
+    if tangent.data.dtype != result.data.dtype and dtypes.is_floating(result.data.dtype):
+        tangent = tangent.to(result.data.dtype)
+    if tangent.data.shape != result.data.shape:
+        tangent = tangent.expand(result.data.shape)
+    return tangent
 
 
 def jvp(f, primals, tangents):
@@ -68,19 +84,15 @@ def jvp(f, primals, tangents):
         if p.data.shape != t.data.shape:
             raise ValueError(f"jvp: tangent of shape {list(t.shape)} does not match its primal "
                              f"of shape {list(p.shape)}")
-    outer = FORWARD.tangents
     inputs = tuple(Tensor(p.data) for p in primals)
-    FORWARD.tangents = {id(x): (x, Tensor(t.data.astype(x.data.dtype, copy=False)))
-                        for x, t in zip(inputs, tangents, strict=True)}
-    try:
+    mode = ForwardMode({id(x): (x, Tensor(t.data.astype(x.data.dtype, copy=False)))
+                        for x, t in zip(inputs, tangents, strict=True)})
+    with observing(mode, replacing=ForwardMode):  # an inner jvp takes over from an outer one
         out = f(*inputs)
-        table = FORWARD.tangents
-    finally:
-        FORWARD.tangents = outer
     outs = out if isinstance(out, tuple) else (out,)
     tangent_outs = []
     for o in outs:
-        entry = table.get(id(o))
+        entry = mode.tangents.get(id(o))
         tangent_outs.append(entry[1] if entry is not None
                             else Tensor(np.zeros(o.data.shape, dtype=o.data.dtype)))
     if isinstance(out, tuple):

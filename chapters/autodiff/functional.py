@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .dispatch import public
+from .dispatch import FLOAT32, LOWER_PRECISION, public
 from .grad_mode import no_grad
-from .nn_ops import pair
+from .ops.conv import pair
 from .random import default_generator
 from .tensor import Tensor, apply
 
@@ -77,14 +77,14 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 # ------------------------------------------------------------------ layers
 
 
-@public("linear")
+@public("linear", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x W^T + b, W of shape (out_features, in_features)."""
     inputs = (input, weight) if bias is None else (input, weight, bias)
     return apply("linear", inputs)
 
 
-@public("conv2d")
+@public("conv2d", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as torch) with stride and zero padding.
@@ -142,7 +142,7 @@ def embedding(input, weight: Tensor) -> Tensor:
     return apply("embedding", (weight, indices))
 
 
-@public("layer_norm")
+@public("layer_norm", autocast={"cuda": FLOAT32})
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over the last ``len(normalized_shape)`` dims, then w * x_hat + b."""
@@ -207,7 +207,7 @@ def _reduce(loss: Tensor, reduction: str, weight_sum=None) -> Tensor:
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
-@public("nll_loss")
+@public("nll_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (log-probabilities in, class indices as targets),
@@ -237,7 +237,7 @@ def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: 
     return _reduce(loss, reduction, total)
 
 
-@public("cross_entropy")
+@public("cross_entropy", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """nll_loss(log_softmax(input, dim=1), target); ``target`` may also hold
@@ -260,7 +260,7 @@ def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_in
     return loss
 
 
-@public("mse_loss")
+@public("mse_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """(input - target)^2, averaged (or summed) over all elements."""
     target = _tensor(target)
@@ -272,7 +272,7 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     return _reduce(diff * diff, reduction)
 
 
-@public("l1_loss")
+@public("l1_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """|input - target|, averaged (or summed)."""
     return _reduce((input - _tensor(target)).abs(), reduction)

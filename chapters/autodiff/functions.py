@@ -6,8 +6,10 @@ import builtins
 
 import numpy as np
 
-from .dispatch import public
-from .tensor import Tensor, _operands, _scalar, apply
+from .core import operands, scalar
+from .dispatch import PROMOTE, public
+from .dtypes import result_dtype
+from .tensor import Tensor, apply
 
 
 def _tensors(xs) -> tuple:
@@ -15,13 +17,11 @@ def _tensors(xs) -> tuple:
     if not xs:
         raise ValueError("expected a non-empty sequence of tensors")
     tensors = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in xs)
-    from .dtypes import result_dtype
-
     dtype = result_dtype([t.data for t in tensors])
     return tuple(t if t.data.dtype == dtype else t.to(dtype) for t in tensors)
 
 
-@public("cat")
+@public("cat", autocast={"cpu": PROMOTE})
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``."""
     xs = _tensors(tensors)
@@ -33,7 +33,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
 concat = cat
 
 
-@public("stack")
+@public("stack", autocast={"cpu": PROMOTE})
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors along a new dimension ``dim``."""
     return apply("stack", _tensors(tensors), {"dim": dim})
@@ -48,8 +48,8 @@ def where(condition, input, other) -> Tensor:
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
             raise TypeError("where: at least one of input and other must be a Tensor")
-        input = _scalar(input, other.data.dtype) if np.ndim(input) == 0 else Tensor(input)
-    a, b = _operands(input, other) if isinstance(input, Tensor) else (input, other)
+        input = scalar(input, other.data.dtype) if np.ndim(input) == 0 else Tensor(input)
+    a, b = operands(input, other) if isinstance(input, Tensor) else (input, other)
     return apply("where", (cond, a, b))
 
 

@@ -2,28 +2,22 @@
 
 Under ``no_grad`` an op computes its value and records nothing: no history
 node, no saved tensors. Optimizer updates and evaluation run this way.
+
+Grad mode is per thread, as in torch (it lives in :data:`.modes.MODES`): a
+``no_grad`` block in one thread (a rank of the simulated world, DDP's
+communication thread) leaves recording on in every other thread. Each new
+thread starts enabled.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 
-
-class _GradMode(threading.local):
-    """Grad mode is per thread, as in torch: a ``no_grad`` block in one thread
-    (a rank of the simulated world, DDP's communication thread) leaves
-    recording on in every other thread. Each new thread starts enabled."""
-
-    def __init__(self):
-        self.enabled = True
-
-
-STATE = _GradMode()
+from .modes import MODES
 
 
 def is_grad_enabled() -> bool:
-    return STATE.enabled
+    return MODES.grad_enabled
 
 
 class set_grad_enabled:
@@ -31,14 +25,14 @@ class set_grad_enabled:
 
     def __init__(self, mode: bool):
         self.mode = bool(mode)
-        self.prev = STATE.enabled
-        STATE.enabled = self.mode
+        self.prev = MODES.grad_enabled
+        MODES.grad_enabled = self.mode
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        STATE.enabled = self.prev
+        MODES.grad_enabled = self.prev
         return False
 
 
@@ -46,12 +40,12 @@ class _Mode:
     mode = True
 
     def __enter__(self):
-        self.prev = STATE.enabled
-        STATE.enabled = self.mode
+        self.prev = MODES.grad_enabled
+        MODES.grad_enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        STATE.enabled = self.prev
+        MODES.grad_enabled = self.prev
         return False
 
     def __call__(self, fn):

@@ -22,12 +22,13 @@ saved tensors of live graphs.
 from __future__ import annotations
 
 import itertools
-import re
 
 import numpy as np
 
 from chapters.graph.ir import Node
 from chapters.graph.ops import TensorMeta
+
+from .rules import OPS, info
 
 _ids = itertools.count()
 _SAVED_BYTES = [0]
@@ -54,48 +55,22 @@ class NodeName(str):
         return str(self)
 
 
-_NAMES: dict[tuple, NodeName] = {}
-
-# Where torch's grad_fn name depends on the arguments (which kernel the call
-# dispatched to), not only on the op: (op, variant) -> torch's name.
-_DISPATCHED = {
-    ("sum", "dim"): "SumBackward1", ("mean", "dim"): "MeanBackward1",
-    ("amax", "all"): "MaxBackward1",
-    ("matmul", (2, 2)): "MmBackward0", ("matmul", (2, 1)): "MvBackward0",
-    ("matmul", (1, 1)): "DotBackward0",
-    ("linear", "bias"): "AddmmBackward0", ("linear", "no bias"): "MmBackward0",
-    ("broadcast_to", None): "ExpandBackward0", ("cast", None): "ToCopyBackward0",
-    ("reshape", None): "ViewBackward0",
-}
-
-
-def _variant(op: str, attrs: dict, input_meta: tuple, out_ndim: int):
-    """The argument pattern that decides torch's kernel, for the ops in ``_DISPATCHED``
-    (``input_meta[i]`` is ``(shape, dtype)``, or None for an input needing no gradient)."""
-    if op in ("sum", "mean"):
-        return "dim" if attrs.get("dim") is not None else None
-    if op == "amax":
-        return "all" if attrs.get("dim") is None else None
-    if op == "matmul":
-        if None not in input_meta:
-            return tuple(len(shape) for shape, _ in input_meta)
-        return (1, 1) if out_ndim == 0 else None
-    if op == "linear":  # torch's addmm/mm for a 2-D input (3-D inputs add a view)
-        return None if out_ndim != 2 else ("bias" if len(input_meta) == 3 else "no bias")
-    return None
+_NAMES: dict[str, NodeName] = {}
 
 
 def backward_name(op: str, attrs: dict | None = None, input_meta: tuple = (),
                   out_ndim: int = -1) -> NodeName:
-    """torch's name for the backward of ``op``: ``"log_softmax"`` ->
-    ``"LogSoftmaxBackward0"``; where torch's name depends on the call
-    (``x.sum(dim=0)`` is ``SumBackward1``, a 2-D ``@`` is ``MmBackward0``),
-    the inputs' meta and ``out_ndim`` pick it."""
-    key = (op, _variant(op, attrs or {}, input_meta, out_ndim))
-    name = _NAMES.get(key)
+    """torch's name for the backward of ``op``, from the op's registration
+    (:class:`~.rules.OpInfo`): ``"log_softmax"`` -> ``"LogSoftmaxBackward0"``;
+    where torch's name depends on the call (``x.sum(dim=0)`` is
+    ``SumBackward1``, a 2-D ``@`` is ``MmBackward0``), the inputs' meta
+    (``(shape, dtype)`` each, None for an input needing no gradient) and
+    ``out_ndim`` pick it."""
+    entry = OPS.get(op) or info(op)  # info(): the defaults, for an op only chapter 1 knows
+    text = entry.backward_name(attrs or {}, input_meta, out_ndim)
+    name = _NAMES.get(text)
     if name is None:
-        camel = "".join(part.capitalize() for part in re.split(r"_+", op) if part)
-        name = _NAMES[key] = NodeName(_DISPATCHED.get(key, f"{camel}Backward0"))
+        name = _NAMES[text] = NodeName(text)
     return name
 
 
@@ -110,7 +85,7 @@ class BackwardNode(Node):
     """
 
     __slots__ = ("next_functions", "input_meta", "out_shape", "out_dtype", "_saved",
-                 "_saved_nbytes", "released", "hooks", "retained", "site")
+                 "_saved_nbytes", "_tensor_type", "released", "hooks", "retained", "site")
 
     def __init__(self, op: str, next_functions: tuple, input_meta: tuple, attrs: dict,
                  out: np.ndarray):
@@ -140,13 +115,14 @@ class BackwardNode(Node):
         return tuple(m is not None for m in self.input_meta)
 
     # ------------------------------------------------------------ saving
-    def save(self, items: tuple) -> None:
+    def save(self, items: tuple, tensor_type: type) -> None:
         """Remember ``items`` for backward, each ``(value, version_box, version)``:
         an input tensor with its version counter; the op's output array with its
-        counter (unpacked as a tensor whose ``grad_fn`` is this node, so
+        counter (unpacked as a ``tensor_type`` whose ``grad_fn`` is this node, so
         higher-order gradients flow through it); or a constant array (a mask,
         indices) with box ``None``."""
         self._saved = items
+        self._tensor_type = tensor_type
         nbytes = 0
         for value, _box, _version in items:
             if value is not None:
@@ -166,12 +142,10 @@ class BackwardNode(Node):
                     ".backward() if you need to run backward through it again."
                 )
             return ()
-        from .tensor import Tensor
-
         out = []
         for index, (value, box, version) in enumerate(self._saved):
+            is_tensor = not isinstance(value, np.ndarray)
             if box is not None and box[0] != version:
-                is_tensor = isinstance(value, Tensor)
                 what = f"saved input {index}" if is_tensor else "its output"
                 array = value.data if is_tensor else value
                 raise RuntimeError(
@@ -181,10 +155,10 @@ class BackwardNode(Node):
                     "instead. Hint: replace the in-place op (x.mul_(), x += ...) by its "
                     "out-of-place form (x = x * ...), or clone the tensor before changing it."
                 )
-            if box is None or isinstance(value, Tensor):
+            if box is None or is_tensor:
                 out.append(value)
-            else:
-                out.append(Tensor._from_saved(value, box, self))
+            else:  # the op's output, re-attached to this node
+                out.append(self._tensor_type._make(value, box, self))
         return tuple(out)
 
     def release(self) -> None:
@@ -204,7 +178,7 @@ class BackwardNode(Node):
         if self.hooks is None:
             self.hooks = []
         self.hooks.append(fn)
-        return _RemovableHandle(self.hooks, fn)
+        return RemovableHandle(self.hooks, fn)
 
     def __repr__(self) -> str:
         return f"<{self.name} object (op {self.op!r}, id {self.id})>"
@@ -238,7 +212,7 @@ class AccumulateGrad(Node):
 _ACCUMULATE = NodeName("AccumulateGrad")
 
 
-class _RemovableHandle:
+class RemovableHandle:
     """What ``register_hook`` returns: ``handle.remove()`` takes the hook off."""
 
     __slots__ = ("hooks", "fn")

@@ -39,7 +39,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from . import Tensor, no_grad
+from .grad_mode import no_grad
+from .tensor import Tensor
 
 
 class Optimizer:

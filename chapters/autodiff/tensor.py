@@ -1,10 +1,13 @@
 """``Tensor``: a numpy array that remembers how it was made (自动微分的张量).
 
-Every op goes through :func:`apply`: it runs the op's numpy kernel from the
-chapter 1 registry and, when grad mode is on and an input requires grad,
-records a :class:`~.node.BackwardNode` (``grad_fn``) holding what the op's
-derivative rule will need. :meth:`Tensor.backward` walks those nodes in
-reverse topological order (:mod:`.engine`).
+Every op goes through :func:`apply`, the dispatch core's door
+(:func:`.core.run`): it runs the op's numpy kernel from the chapter 1
+registry and, when grad mode is on and an input requires grad, records a
+:class:`~.node.BackwardNode` (``grad_fn``) holding what the op's derivative
+rule will need. :meth:`Tensor.backward` walks those nodes in reverse
+topological order (:mod:`.engine`). The state a tensor carries and the
+autograd bookkeeping on it are :class:`~.core.TensorBase`'s; this class adds
+the methods users call.
 
 Names and semantics follow PyTorch. Deliberate differences, and why:
 
@@ -19,206 +22,21 @@ Names and semantics follow PyTorch. Deliberate differences, and why:
 
 from __future__ import annotations
 
-import weakref
+import functools
 from collections import namedtuple
 
 import numpy as np
 
-from chapters.graph.ops import get_op
+from . import dtypes, engine
+from .core import TensorBase, operands, run
+from .dispatch import FLOAT32, LOWER_PRECISION, public
+from .modes import MODES
 
-from . import dtypes
-from .dispatch import public
-from .grad_mode import STATE as GRAD
-from .node import AccumulateGrad, BackwardNode
-from .rules import SAVES
-
-#: ops whose result may be a view of their first input (they share its version counter)
-VIEW_OPS = frozenset({"reshape", "transpose", "permute", "broadcast_to", "getitem", "detach"})
-#: ops that only move, select or compare values: all other ops compute
-#: float16/bfloat16 inputs in float32 and round the result
-_MOVEMENT_OPS = VIEW_OPS | {"cat", "stack", "cast", "where", "embedding", "getitem_backward",
-                            "gather", "scatter_add", "neg", "abs", "relu", "eq", "ne", "lt",
-                            "le", "gt", "ge", "maximum", "minimum", "clamp", "dropout"}
-
-_KERNELS: dict = {}
 _LOW = frozenset(dtypes.LOW_PRECISION)
-_FLOATING = frozenset(dtypes.FLOATING)  # only floating results carry gradients
-_NO_EDGE = (None, 0)
-_new = object.__new__
-
-
-class _Anomaly:
-    __slots__ = ("enabled", "check_forward")
-
-    def __init__(self):
-        self.enabled = False
-        self.check_forward = True
-
-
-ANOMALY = _Anomaly()
-
-
-class _ForwardMode:
-    """Tangents of the tensors of a running ``jvp`` (None when none runs)."""
-
-    __slots__ = ("tangents",)
-
-    def __init__(self):
-        self.tangents: dict | None = None
-
-
-FORWARD = _ForwardMode()
-
-
-def _kernel(op: str):
-    """The op's numpy kernel, wrapped to compute low precision in float32."""
-    kernel = get_op(op).kernel
-    if op not in _MOVEMENT_OPS:
-        raw = kernel
-
-        def kernel(*arrays, **attrs):
-            low = None
-            for a in arrays:
-                if a is not None and a.dtype in _LOW:
-                    low = a.dtype
-            if low is None:
-                return raw(*arrays, **attrs)
-            up = [a.astype(np.float32) if a is not None and a.dtype in _LOW else a
-                  for a in arrays]
-            out = raw(*up, **attrs)
-            return out.astype(low) if out.dtype == np.float32 else out
-
-    _KERNELS[op] = kernel
-    return kernel
-
-
-def _explain(op: str, arrays, attrs, err: Exception) -> Exception:
-    """Turn a numpy failure into an error naming the op, shapes and dtypes:
-    the op's meta rule usually says exactly what is wrong."""
-    from chapters.graph.ops import TensorMeta
-
-    arrays = [a for a in arrays if a is not None]  # optional inputs left out
-    try:
-        get_op(op).infer(*(TensorMeta.of(a) for a in arrays), **attrs)
-    except Exception as meta_err:  # the meta rule's message is the better one
-        return meta_err
-    described = ", ".join(f"{np.asarray(a).dtype}{list(np.shape(a))}" for a in arrays)
-    return type(err)(f"{op}: {err} (inputs: {described})")
-
-
-def apply(op: str, inputs: tuple, attrs: dict | None = None) -> Tensor:
-    """Run ``op`` on ``inputs`` (tensors, or arrays taken as constants) and
-    record its history node when an input requires grad."""
-    if attrs is None:
-        attrs = {}
-    arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
-    kernel = _KERNELS.get(op) or _kernel(op)
-    try:
-        out = kernel(*arrays, **attrs)
-    except Exception as err:
-        raise _explain(op, arrays, attrs, err) from err
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)
-    result = _new(Tensor)
-    result.data = out
-    result._requires_grad = False
-    result.grad = None
-    result.grad_fn = None
-    result._acc = None
-    result._hooks = None
-    result._retains_grad = False
-    if op in VIEW_OPS and np.may_share_memory(out, arrays[0]):
-        result._vbox = inputs[0]._vbox
-    else:
-        result._vbox = [0]
-    if GRAD.enabled and out.dtype in _FLOATING:
-        for x in inputs:
-            if isinstance(x, Tensor) and x._requires_grad:
-                _record(op, inputs, attrs, result)
-                break
-    if FORWARD.tangents is not None:
-        from .forward_mode import push_tangent
-
-        push_tangent(op, inputs, attrs, result)
-    if ANOMALY.enabled:
-        from .anomaly import check_forward
-
-        check_forward(op, result)
-    return result
-
-
-def _record(op: str, inputs: tuple, attrs: dict, result: Tensor) -> None:
-    """Attach ``result.grad_fn``: edges to the inputs' nodes, their shapes and
-    dtypes, and the tensors ``SAVES[op]`` names, with their versions."""
-    try:
-        saves = SAVES[op]
-    except KeyError:
-        raise NotImplementedError(
-            f"the derivative for {op!r} is not implemented: no VJP rule is registered for it. "
-            "Register one with chapters.autodiff.rules.vjp_rule, or compute it under no_grad()."
-        ) from None
-    nexts = []
-    metas = []
-    for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
-            nexts.append((x.grad_fn or x._accumulator(), 0))
-            metas.append((x.data.shape, x.data.dtype))
-        else:
-            nexts.append(_NO_EDGE)
-            metas.append(None)
-    node = BackwardNode(op, tuple(nexts), tuple(metas), attrs, result.data)
-    if saves:
-        items = []
-        for s in saves:
-            if s == "out":
-                items.append((result.data, result._vbox, result._vbox[0]))
-            else:
-                x = inputs[s]
-                if isinstance(x, Tensor):
-                    items.append((x, x._vbox, x._vbox[0]))
-                else:
-                    items.append((x, None, 0))
-        node.save(tuple(items))
-    if ANOMALY.enabled:
-        from .anomaly import creation_site
-
-        node.site = creation_site()
-    result.grad_fn = node
-    result._requires_grad = True
-
-
-def _scalar(value, like: np.dtype) -> np.ndarray:
-    """A Python number as a weak 0-d array: it takes the tensor's dtype unless
-    its own kind is higher (an int tensor times 2.5 gives float32)."""
-    if type(value) is float and like in _FLOATING:  # the common case, decided at once
-        return np.asarray(value, dtype=like)
-    kind = dtypes.default_dtype_for(value)
-    dtype = like if dtypes.category(kind) <= dtypes.category(like) else kind
-    return np.asarray(value, dtype=dtype)
-
-
-def _operands(a: Tensor, b) -> tuple:
-    """Both operands of a binary op as tensors/arrays of one promoted dtype."""
-    if isinstance(b, Tensor):
-        bd = b.data
-    elif isinstance(b, np.ndarray):
-        bd = b
-    else:
-        b = _scalar(b, a.data.dtype)
-        bd = b
-    ad = a.data
-    if ad.dtype is bd.dtype or ad.dtype == bd.dtype:
-        return a, b
-    dt = dtypes.result_dtype((ad, bd))
-    if ad.dtype != dt:
-        a = a.to(dt) if isinstance(a, Tensor) else a.astype(dt)
-    if bd.dtype != dt:
-        b = b.to(dt) if isinstance(b, Tensor) else b.astype(dt)
-    return a, b
 
 
 def _binary(op: str, a, b, reverse: bool = False) -> Tensor:
-    a, b = _operands(a, b)
+    a, b = operands(a, b)
     return apply(op, (b, a) if reverse else (a, b))
 
 
@@ -239,134 +57,18 @@ def _dims(dims) -> tuple:
     return tuple(dims)
 
 
-class Tensor:
+class Tensor(TensorBase):
     """A tensor with autograd, mirroring ``torch.Tensor``'s public names."""
 
-    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "_vbox", "_acc", "_hooks",
-                 "_retains_grad", "__weakref__")
+    __slots__ = ()
     __array_ufunc__ = None  # numpy defers to Tensor's reflected operators
     __hash__ = object.__hash__
-
-    def __init__(self, data, requires_grad: bool = False, dtype=None):
-        if isinstance(data, Tensor):
-            data = data.data
-        array = _as_array(data, dtype)
-        self.data = array
-        self._requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self._vbox = [0]
-        self._acc = None
-        self._hooks = None
-        self._retains_grad = False
-        if requires_grad:
-            self.requires_grad = True
-
-    @classmethod
-    def _from_saved(cls, data: np.ndarray, box: list, node: BackwardNode) -> Tensor:
-        """A saved output, re-attached to the node that produced it."""
-        t = _new(Tensor)
-        t.data, t._vbox, t.grad_fn, t._requires_grad = data, box, node, True
-        t.grad, t._acc, t._hooks, t._retains_grad = None, None, None, False
-        return t
-
-    # ------------------------------------------------------------ autograd state
-    @property
-    def requires_grad(self) -> bool:
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        value = bool(value)
-        if self.grad_fn is not None and not value:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf tensors; this tensor was "
-                f"made by {self.grad_fn.name}. Use y = x.detach() to get a tensor without "
-                "history.")
-        if value and not dtypes.is_floating(self.data.dtype):
-            raise RuntimeError(
-                f"only tensors of floating point dtype can require gradients, got "
-                f"{self.data.dtype}: a gradient needs a continuous value. Convert first, "
-                "e.g. x.float().requires_grad_().")
-        self._requires_grad = value
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self.requires_grad = requires_grad
-        return self
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.grad_fn is None
-
-    @property
-    def _version(self) -> int:
-        return self._vbox[0]
-
-    def _accumulator(self) -> AccumulateGrad:
-        node = self._acc() if self._acc is not None else None
-        if node is None:
-            node = AccumulateGrad(self)
-            self._acc = weakref.ref(node)
-        return node
 
     def backward(self, gradient=None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (reverse mode)."""
-        from .engine import backward
-
-        backward((self,), None if gradient is None else (gradient,), retain_graph,
-                 create_graph, inputs)
-
-    def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on a tensor that does not require grad")
-        if self.grad_fn is None or self._retains_grad:
-            return
-        self._retains_grad = True
-        self.grad_fn.retained = weakref.ref(self)
-
-    @property
-    def retains_grad(self) -> bool:
-        return self._retains_grad
-
-    def register_hook(self, fn):
-        """``fn(grad) -> new grad or None`` runs when this tensor's gradient is
-        computed, before it is used or accumulated. Returns a handle with ``remove()``."""
-        from .node import _RemovableHandle
-
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn.register_hook(fn)
-        if self._hooks is None:
-            self._hooks = {"pre": [], "post": []}
-        self._hooks["pre"].append(fn)
-        return _RemovableHandle(self._hooks["pre"], fn)
-
-    def register_post_accumulate_grad_hook(self, fn):
-        """``fn(tensor)`` runs after backward has accumulated this leaf's ``.grad``
-        (DDP starts its all-reduce from here)."""
-        from .node import _RemovableHandle
-
-        if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                               "tensors; they run when .grad of a leaf is accumulated.")
-        if self._hooks is None:
-            self._hooks = {"pre": [], "post": []}
-        self._hooks["post"].append(fn)
-        return _RemovableHandle(self._hooks["post"], fn)
-
-    def detach(self) -> Tensor:
-        """The same values (shared memory and version counter), without history."""
-        t = Tensor(self.data)
-        t._vbox = self._vbox
-        return t
-
-    def detach_(self) -> Tensor:
-        self.grad_fn = None
-        self._requires_grad = False
-        return self
+        engine.backward((self,), None if gradient is None else (gradient,), retain_graph,
+                        create_graph, inputs)
 
     # ---------------------------------------------------------------- reading
     @property
@@ -475,7 +177,7 @@ class Tensor:
     def div(self, other):
         return _binary("div", self, other)
 
-    @public("pow")
+    @public("pow", autocast={"cuda": FLOAT32})
     def pow(self, exponent):
         return _binary("pow", self, exponent)
 
@@ -487,7 +189,7 @@ class Tensor:
     def minimum(self, other):
         return _binary("minimum", self, other)
 
-    @public("matmul")
+    @public("matmul", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
     def matmul(self, other):
         if not isinstance(other, Tensor):
             other = Tensor(other)
@@ -580,11 +282,11 @@ class Tensor:
                       else np.invert(self.data))
 
     # ----------------------------------------------------------------- unary
-    @public("exp")
+    @public("exp", autocast={"cuda": FLOAT32})
     def exp(self):
         return apply("exp", (self,))
 
-    @public("log")
+    @public("log", autocast={"cuda": FLOAT32})
     def log(self):
         return apply("log", (self,))
 
@@ -592,7 +294,7 @@ class Tensor:
     def sqrt(self):
         return apply("sqrt", (self,))
 
-    @public("rsqrt")
+    @public("rsqrt", autocast={"cuda": FLOAT32})
     def rsqrt(self):
         return 1.0 / apply("sqrt", (self,))
 
@@ -630,11 +332,11 @@ class Tensor:
 
     clip = clamp
 
-    @public("softmax")
+    @public("softmax", autocast={"cuda": FLOAT32})
     def softmax(self, dim: int):
         return apply("softmax", (self,), {"dim": dim})
 
-    @public("log_softmax")
+    @public("log_softmax", autocast={"cuda": FLOAT32})
     def log_softmax(self, dim: int):
         return apply("log_softmax", (self,), {"dim": dim})
 
@@ -643,7 +345,7 @@ class Tensor:
         return apply("logsumexp", (self,), {"dim": dim, "keepdim": keepdim})
 
     # ------------------------------------------------------------- reductions
-    @public("sum")
+    @public("sum", autocast={"cuda": FLOAT32})
     def sum(self, dim=None, keepdim: bool = False, dtype=None):
         x = self if dtype is None else self.to(dtype)
         return apply("sum", (x,), {"dim": dim, "keepdim": keepdim})
@@ -850,7 +552,7 @@ class Tensor:
 
     # -------------------------------------------------------------- in place
     def _check_inplace(self, op: str, other=None) -> None:
-        if not GRAD.enabled:
+        if not MODES.grad_enabled:
             return
         if self._requires_grad and self.grad_fn is None:
             raise RuntimeError(
@@ -936,14 +638,22 @@ class Tensor:
         return self.div_(other)
 
     def new_zeros(self, *size, dtype=None) -> Tensor:
-        return zeros(*size, dtype=dtype or self.dtype)
+        return Tensor(np.zeros(as_shape(size), dtypes.as_dtype(dtype or self.dtype)))
 
     def new_ones(self, *size, dtype=None) -> Tensor:
-        return ones(*size, dtype=dtype or self.dtype)
+        return Tensor(np.ones(as_shape(size), dtypes.as_dtype(dtype or self.dtype)))
 
     def new_tensor(self, data, dtype=None) -> Tensor:
-        return tensor(data, dtype=dtype or self.dtype)
+        """A new leaf holding a copy of ``data`` (``torch.Tensor.new_tensor``)."""
+        return Tensor(np.array(data.data if isinstance(data, Tensor) else data,
+                               dtype=dtypes.as_dtype(dtype or self.dtype)))
 
+
+#: ``apply(op, inputs, attrs=None) -> Tensor``: run ``op`` on ``inputs`` (tensors,
+#: or arrays taken as constants) and record its history node when an input
+#: requires grad; :func:`.core.run` with results made as Tensors (a partial
+#: costs no extra Python call per op)
+apply = functools.partial(run, Tensor)
 
 _ValuesIndices = namedtuple("return_types", ["values", "indices"])
 
@@ -959,108 +669,6 @@ def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:
     return _ValuesIndices(values, Tensor(indices))
 
 
-# --------------------------------------------------------------- factories
-
-
-def _as_array(data, dtype=None) -> np.ndarray:
-    """``torch.tensor``'s dtype inference: Python floats give float32, ints
-    int64, bools bool; numpy arrays keep their dtype."""
-    if dtype is not None:
-        dtype = dtypes.as_dtype(dtype)
-    if isinstance(data, np.ndarray):
-        return data if dtype is None or data.dtype == dtype else data.astype(dtype)
-    if isinstance(data, list | tuple) and any(isinstance(d, Tensor) for d in data):
-        data = [d.data if isinstance(d, Tensor) else d for d in data]
-    array = np.asarray(data)
-    if dtype is not None:
-        return array.astype(dtype, copy=False)
-    if isinstance(data, np.generic):
-        return array
-    if array.dtype == np.float64:
-        return array.astype(np.float32)
-    if array.dtype.kind in "iu":
-        return array.astype(np.int64, copy=False)
-    return array
-
-
-def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
-    """A new leaf tensor holding a copy of ``data`` (``torch.tensor``)."""
-    if isinstance(data, Tensor):
-        data = data.data
-    array = _as_array(data, dtype)
-    if isinstance(data, np.ndarray) and array is data:
-        array = array.copy()
-    return Tensor(array, requires_grad=requires_grad)
-
-
-def as_tensor(data, dtype=None) -> Tensor:
-    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtypes.as_dtype(dtype)):
-        return data
-    return Tensor(_as_array(data, dtype))
-
-
-def _size(size) -> tuple[int, ...]:
+def as_shape(size) -> tuple[int, ...]:
+    """``zeros(2, 3)`` and ``zeros((2, 3))`` alike: the sizes as a tuple of ints."""
     return tuple(int(s) for s in _dims(size))
-
-
-def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
-    return Tensor(np.zeros(_size(size), dtypes.as_dtype(dtype or dtypes.float32)),
-                  requires_grad=requires_grad)
-
-
-def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
-    return Tensor(np.ones(_size(size), dtypes.as_dtype(dtype or dtypes.float32)),
-                  requires_grad=requires_grad)
-
-
-def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_dtype_for(fill_value)
-    return Tensor(np.full(_size(size), fill_value, dtype), requires_grad=requires_grad)
-
-
-def empty(*size, dtype=None, requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
-
-
-def zeros_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return zeros(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad)
-
-
-def ones_like(x: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return ones(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad)
-
-
-def full_like(x: Tensor, fill_value, dtype=None) -> Tensor:
-    return full(x.shape, fill_value, dtype=dtype or x.dtype)
-
-
-def randn(*size, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Standard normal samples from the engine's generator (see :mod:`.random`)."""
-    from .random import default_generator
-
-    rng = generator or default_generator()
-    values = rng.standard_normal(_size(size)).astype(dtypes.as_dtype(dtype or dtypes.float32))
-    return Tensor(values, requires_grad=requires_grad)
-
-
-def rand(*size, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
-    from .random import default_generator
-
-    rng = generator or default_generator()
-    values = rng.random(_size(size)).astype(dtypes.as_dtype(dtype or dtypes.float32))
-    return Tensor(values, requires_grad=requires_grad)
-
-
-def randn_like(x: Tensor, dtype=None) -> Tensor:
-    return randn(x.shape, dtype=dtype or x.dtype)
-
-
-def arange(start, end=None, step=1, dtype=None) -> Tensor:
-    if end is None:
-        start, end = 0, start
-    values = np.arange(start, end, step)
-    return Tensor(values, dtype=dtype)
-
-
-def eye(n: int, m: int | None = None, dtype=None) -> Tensor:
-    return Tensor(np.eye(n, m, dtype=dtypes.as_dtype(dtype or dtypes.float32)))

@@ -160,11 +160,13 @@ def float_dtype(dtype: np.dtype) -> np.dtype:
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float32)
 
 
-def _same(x: TensorMeta, **_) -> TensorMeta:
+def same_meta(x: TensorMeta, **_) -> TensorMeta:
+    """Meta rule of an op whose result is shaped and typed like its input."""
     return x
 
 
-def _floating(x: TensorMeta, **_) -> TensorMeta:
+def floating_meta(x: TensorMeta, **_) -> TensorMeta:
+    """Meta rule of a transcendental op: the input's shape, a floating dtype."""
     return TensorMeta(x.shape, float_dtype(x.dtype))
 
 
@@ -207,7 +209,8 @@ def _reduction(op: str, *, floating: bool):
     return infer
 
 
-def _axes(dim, ndim):
+def axes(dim, ndim):
+    """``dim`` as numpy's ``axis``: None (every axis) or a tuple of axes."""
     return None if dim is None else normalize_dims("", dim, ndim)
 
 
@@ -310,49 +313,49 @@ def where(cond, a, b):
 # ------------------------------------------------------- elementwise: unary
 
 
-@register_op("neg", _same, elementwise=True)
+@register_op("neg", same_meta, elementwise=True)
 def neg(x):
     """-x."""
     return np.negative(x)
 
 
-@register_op("exp", _floating, elementwise=True)
+@register_op("exp", floating_meta, elementwise=True)
 def exp(x):
     """e ** x."""
     return np.exp(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("log", _floating, elementwise=True)
+@register_op("log", floating_meta, elementwise=True)
 def log(x):
     """Natural logarithm."""
     return np.log(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("sqrt", _floating, elementwise=True)
+@register_op("sqrt", floating_meta, elementwise=True)
 def sqrt(x):
     """Square root."""
     return np.sqrt(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("abs", _same, elementwise=True)
+@register_op("abs", same_meta, elementwise=True)
 def abs_(x):
     """|x|."""
     return np.abs(x)
 
 
-@register_op("tanh", _floating, elementwise=True)
+@register_op("tanh", floating_meta, elementwise=True)
 def tanh(x):
     """tanh(x) = (e^x - e^-x) / (e^x + e^-x)."""
     return np.tanh(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("relu", _same, elementwise=True)
+@register_op("relu", same_meta, elementwise=True)
 def relu(x):
     """max(x, 0)."""
     return np.maximum(x, np.zeros((), dtype=x.dtype))
 
 
-@register_op("sigmoid", _floating, elementwise=True)
+@register_op("sigmoid", floating_meta, elementwise=True)
 def sigmoid(x):
     """1 / (1 + e^-x), computed without overflow for large |x|."""
     x = np.asarray(x, dtype=float_dtype(x.dtype))
@@ -367,18 +370,18 @@ def sigmoid(x):
 def sum_(x, dim=None, keepdim=False):
     """Sum over ``dim`` (all dims when None)."""
     dtype = np.int64 if x.dtype == np.bool_ else x.dtype
-    return np.sum(x, axis=_axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return np.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
 
 
 @register_op("mean", _reduction("mean", floating=True))
 def mean(x, dim=None, keepdim=False):
     """Mean over ``dim`` (all dims when None)."""
-    return np.mean(x, axis=_axes(dim, x.ndim), keepdims=keepdim, dtype=float_dtype(x.dtype))
+    return np.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=float_dtype(x.dtype))
 
 
 def _softmax_meta(x: TensorMeta, dim=-1, **_) -> TensorMeta:
     normalize_dims("softmax", dim, len(x.shape))
-    return _floating(x)
+    return floating_meta(x)
 
 
 @register_op("softmax", _softmax_meta)

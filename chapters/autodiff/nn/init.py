@@ -24,8 +24,9 @@ import math
 
 import numpy as np
 
-from .. import Tensor, no_grad
+from ..grad_mode import no_grad
 from ..random import default_generator
+from ..tensor import Tensor
 
 
 def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from .. import Tensor
 from .. import functional as F
+from ..tensor import Tensor
 from . import init
 from .module import Module, Parameter
 

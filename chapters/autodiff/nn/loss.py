@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import Tensor
 from .. import functional as F
+from ..tensor import Tensor
 from .module import Module
 
 

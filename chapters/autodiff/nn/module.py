@@ -23,7 +23,9 @@ import numpy as np
 
 from chapters.torchcheck import to_numpy
 
-from .. import Tensor, no_grad
+from ..dtypes import bfloat16
+from ..grad_mode import no_grad
+from ..tensor import Tensor
 
 
 class Parameter(Tensor):
@@ -214,9 +216,7 @@ class Module:
         return self.to(np.float64)
 
     def bfloat16(self) -> Module:
-        import ml_dtypes
-
-        return self.to(ml_dtypes.bfloat16)
+        return self.to(bfloat16)
 
     # ------------------------------------------------------------ state dicts
 

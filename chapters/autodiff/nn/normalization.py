@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import Tensor
 from .. import functional as F
+from ..tensor import Tensor
 from .module import Module, Parameter
 
 

@@ -87,3 +87,26 @@ def test_policy_values_and_the_cuda_cpu_difference():
         assert set(table.values()) <= {LOWER, FLOAT32, PROMOTE}, device
     for name in ("softmax", "layer_norm", "sum", "exp", "log_softmax", "pow", "cumsum"):
         assert POLICIES["cuda"][name] == FLOAT32 and name not in POLICIES["cpu"]
+
+
+def test_the_engines_ops_declare_their_category_where_they_are_registered():
+    """matmul, linear, the losses, ... carry their autocast category in their
+    ``public(...)`` registration; the policy tables take those rows from there."""
+    from chapters.amp import policies
+    from chapters.autodiff.dispatch import AUTOCAST
+
+    assert {"matmul", "linear", "conv2d", "cross_entropy", "cat"} <= set(AUTOCAST)
+    for name, categories in AUTOCAST.items():
+        for device, table in POLICIES.items():
+            assert table.get(name) == categories.get(device), (name, device)
+    with pytest.raises(ValueError, match="'matmul' is both declared"):
+        policies._table("cpu", "matmul", "", "")
+
+
+def test_a_public_op_declares_one_known_category_per_device():
+    from chapters.autodiff.dispatch import public
+
+    with pytest.raises(ValueError, match="unknown autocast categories"):
+        public("my_op_with_a_typo", autocast={"cpu": "lower"})
+    with pytest.raises(ValueError, match="already declared"):
+        public("matmul", autocast={"cpu": FLOAT32})
