@@ -91,6 +91,9 @@ def lost_update_thresholds(log2_ratios, fractions: dict) -> dict:
     found = {}
     for fmt, values in fractions.items():
         y = np.asarray(values, dtype=np.float64)
+        if y.shape != x.shape:
+            raise ValueError(f"lost_update_thresholds: {fmt} has {y.size} fractions for "
+                             f"{x.size} ratios; measure one fraction per ratio")
         all_lost = np.flatnonzero(np.minimum.accumulate(y) >= ALL_LOST)
         none_lost = np.flatnonzero(np.maximum.accumulate(y[::-1])[::-1] <= NONE_LOST)
         found[fmt] = {"all_lost_up_to": float(x[all_lost[-1]]) if all_lost.size else None,
@@ -234,8 +237,15 @@ def held_bytes_findings(held: dict, leaking: str, budget_bytes: int,
     """From ``{mode: [bytes held after each iteration]}``: the leaking mode's growth
     per iteration, its last value, how many iterations it takes to fill
     ``budget_bytes``, and the same for activations ``larger_by`` times larger."""
+    if leaking not in held:
+        raise KeyError(f"held_bytes_findings: no loop named {leaking!r}; the loops measured "
+                       f"are {list(held)}")
     leak = [int(b) for b in held[leaking]]
     per_iteration = leak[0]
+    if per_iteration <= 0:
+        raise ValueError(f"held_bytes_findings: the loop {leaking!r} held no bytes after its "
+                         "first iteration, so it does not leak; name the loop that keeps its "
+                         "graphs alive")
     return {"per_iteration": per_iteration, "last": leak[-1], "iterations": len(leak),
             "to_budget": budget_bytes // per_iteration,
             "to_budget_larger": budget_bytes // (larger_by * per_iteration),

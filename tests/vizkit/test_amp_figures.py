@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from chapters.capstone.side_by_side import RunResult
 from vizkit.amp_figures import (
@@ -151,6 +152,15 @@ def test_held_bytes_findings():
     assert found == {"per_iteration": 100, "last": 300, "iterations": 3, "to_budget": 100,
                      "to_budget_larger": 10, "others_stay_at_zero": True}
     assert len(held_bytes_figure(held).data) == 2
+
+
+def test_findings_refuse_inputs_that_cannot_be_read():
+    with pytest.raises(ValueError, match="one fraction per ratio"):
+        lost_update_thresholds([0, 1], {"f": [1.0]})
+    with pytest.raises(KeyError, match="the loops measured are"):
+        held_bytes_findings({"leak": [1]}, "leek", budget_bytes=10)
+    with pytest.raises(ValueError, match="does not leak"):
+        held_bytes_findings({"no_grad": [0, 0]}, "no_grad", budget_bytes=10)
 
 
 def test_skip_markers_sit_on_the_scale_curve():
