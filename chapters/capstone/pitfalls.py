@@ -87,12 +87,15 @@ LIFETIME_MODES = ("eval, no no_grad, total = total + loss", "eval under no_grad"
 
 def graph_lifetime(data, iterations: int = 30, hidden: int = 32, batch_size: int = 64,
                    seed: int = 0) -> dict:
-    """``{mode: [saved_tensor_bytes() after each iteration]}`` for three loops."""
+    """``{mode: [bytes held by saved tensors after each iteration]}`` for three loops,
+    counted from what was held when the call began (graphs alive elsewhere in the
+    process, such as an earlier cell's un-backpropagated loss, are not the loop's)."""
     import chapters.autodiff.functional as F
     from chapters.autodiff import no_grad, saved_tensor_bytes, tensor
 
     config = LoopConfig(batch_size=batch_size, hidden=hidden, seed=seed)
     model = engine_model(config)
+    already_held = saved_tensor_bytes()
     out = {}
     for mode in LIFETIME_MODES:
         held, total = [], 0.0
@@ -108,7 +111,7 @@ def graph_lifetime(data, iterations: int = 30, hidden: int = 32, batch_size: int
                 loss.backward()
                 model.zero_grad()
                 total += loss.item()
-            held.append(saved_tensor_bytes())
+            held.append(saved_tensor_bytes() - already_held)
         out[mode] = held
         del total
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from chapters import autodiff as ad
 from chapters.capstone import pitfalls
 from chapters.capstone.recipe import digits
 from chapters.distributed.cost_model import predict
@@ -37,6 +38,17 @@ def test_inference_without_no_grad_keeps_every_graph_alive(data):
     assert leaking[0] > 0 and np.all(per_iteration == leaking[0])   # linear growth
     assert held[pitfalls.LIFETIME_MODES[1]] == [0] * 6
     assert held[pitfalls.LIFETIME_MODES[2]] == [0] * 6
+
+
+def test_graphs_alive_before_the_call_are_not_the_loops(data):
+    """A graph kept by the caller (a notebook's earlier loss) is not counted as held by
+    the loops: the leaking loop still starts at one iteration's bytes."""
+    fresh = pitfalls.graph_lifetime(data, iterations=3)
+    weight = ad.tensor(np.ones((4, 4), np.float32), requires_grad=True)
+    kept = (weight * weight).sum()                     # saves two 4x4 float32 arrays
+    assert ad.saved_tensor_bytes() >= 2 * 4 * 4 * 4
+    assert pitfalls.graph_lifetime(data, iterations=3) == fresh
+    del kept
 
 
 def test_scaling_curve_follows_the_ring_cost_model():
