@@ -49,10 +49,17 @@ EDITIONS = ("chapters/00_start_here.ipynb",)
 GLOSSARY = ROOT / "chapters" / "zh" / "glossary.json"
 # ](target) in markdown: a link or an image; the target ends at whitespace or ")"
 LINK_TARGET = re.compile(r"(\]\()([^)\s]+)")
+# what a glossary check skips: fenced and inline code, $math$, link targets
+NOT_PROSE = re.compile(r"```.*?```|`[^`]*`|\$[^$]*\$|\]\([^)]*\)", re.DOTALL)
 
 
 def english_path(relative: str) -> Path:
     return ROOT / relative
+
+
+def name_of(path: Path) -> str:
+    """``path`` relative to the repository, as messages and catalogs write it."""
+    return path.relative_to(ROOT).as_posix()
 
 
 def chinese_path(english: Path) -> Path:
@@ -92,7 +99,7 @@ def load_catalog(english: Path) -> dict:
     """The catalog of ``english``; an empty one when none has been written yet."""
     path = catalog_path(english)
     if not path.exists():
-        return {"source": english.relative_to(ROOT).as_posix(), "language": LANGUAGE, "cells": {}}
+        return {"source": name_of(english), "language": LANGUAGE, "cells": {}}
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -123,13 +130,13 @@ def markdown_cells(nb) -> list:
     return [cell for cell in nb.cells if cell.cell_type == "markdown"]
 
 
-def catalog_problems(english: Path, catalog: dict) -> list[Problem]:
-    """Every markdown cell without an up-to-date, finished translation, and every
-    catalog entry whose cell is gone."""
-    name = english.relative_to(ROOT).as_posix()
+def catalog_problems(nb, catalog: dict, name: str) -> list[Problem]:
+    """Every markdown cell of the English notebook ``nb`` (called ``name`` in
+    messages) without an up-to-date, finished translation in ``catalog``, and
+    every catalog entry whose cell is gone."""
     entries = catalog["cells"]
     problems = []
-    cells = markdown_cells(read_notebook(english))
+    cells = markdown_cells(nb)
     for cell in cells:
         entry = entries.get(cell.id)
         if entry is None or entry.get("zh") is None:
@@ -144,12 +151,12 @@ def catalog_problems(english: Path, catalog: dict) -> list[Problem]:
     return problems
 
 
-def with_stubs(english: Path, catalog: dict) -> dict:
-    """``catalog`` with a stub for each new cell, the new English beside each stale
-    translation, orphans dropped, and entries in the notebook's order."""
+def with_stubs(nb, catalog: dict) -> dict:
+    """``catalog`` with a stub for each new markdown cell of ``nb``, the new English
+    beside each stale translation, orphans dropped, entries in the notebook's order."""
     old = catalog["cells"]
     cells = {}
-    for cell in markdown_cells(read_notebook(english)):
+    for cell in markdown_cells(nb):
         entry = dict(old.get(cell.id) or {"zh": None})
         if entry["zh"] is None:
             entry.update(todo="translate en into zh")
@@ -159,6 +166,48 @@ def with_stubs(english: Path, catalog: dict) -> dict:
         cells[cell.id] = {"en_hash": text_hash(cell.source), "en": lines(cell.source),
                           **{k: v for k, v in entry.items() if k not in ("en_hash", "en")}}
     return {**catalog, "cells": cells}
+
+
+def load_glossary() -> dict:
+    return json.loads(GLOSSARY.read_text(encoding="utf-8"))
+
+
+def prose(markdown: str) -> str:
+    """The words of a markdown text, lower case: code, math and link targets
+    removed, hyphens read as spaces ("reverse-mode" is "reverse mode")."""
+    return NOT_PROSE.sub(" ", markdown).replace("-", " ").lower()
+
+
+def glossary_misses(english: str, chinese: str, terms: dict[str, str]) -> list[str]:
+    """The glossary terms that ``english`` uses (plurals included) while ``chinese``
+    lacks their Chinese term. Longer terms are matched first and hide the words
+    inside them, so "gradient compression" asks for 梯度压缩, not also 梯度."""
+    text = prose(english)
+    misses = []
+    for term in sorted(terms, key=len, reverse=True):
+        pattern = re.compile(rf"\b{re.escape(term)}(?:s|es)?\b")
+        if pattern.search(text):
+            if terms[term] not in chinese:
+                misses.append(term)
+            text = pattern.sub(" ", text)
+    return misses
+
+
+def glossary_problems(nb, catalog: dict, name: str, glossary: dict) -> list[str]:
+    """One line per translated cell that renders a glossary term differently,
+    except where the glossary's ``exceptions`` allow it for that cell."""
+    allowed = glossary["exceptions"].get(name, {})
+    problems = []
+    for cell in markdown_cells(nb):
+        entry = catalog["cells"].get(cell.id) or {}
+        if entry.get("zh") is None:
+            continue
+        for term in glossary_misses(cell.source, joined(entry["zh"]), glossary["terms"]):
+            if term not in allowed.get(cell.id, []):
+                problems.append(f"{name}: cell {cell.id} uses {term!r} but its translation lacks "
+                                f"{glossary['terms'][term]!r} ({GLOSSARY.relative_to(ROOT)}); "
+                                "use the term, or list it under exceptions with a reason")
+    return problems
 
 
 def edition_of(target: Path) -> Path | None:
@@ -195,20 +244,20 @@ def translated_notebook(english: Path):
     """The Chinese notebook: ``english`` with each markdown cell's text replaced by
     its catalog entry (links rebased), every other cell unchanged, outputs cleared."""
     catalog = load_catalog(english)
-    problems = catalog_problems(english, catalog)
+    nb = read_notebook(english)
+    problems = catalog_problems(nb, catalog, name_of(english))
     if problems:
         raise CatalogIncomplete(
             f"{catalog_path(english).relative_to(ROOT)} is not ready for a build:\n  "
             + "\n  ".join(map(str, problems))
             + "\nRun `python tools/i18n.py status` to write stubs, translate them, then build.")
-    nb = read_notebook(english)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = rebased_links(joined(catalog["cells"][cell.id]["zh"]), english)
         elif cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     nb.metadata["course_edition"] = {
-        "language": LANGUAGE, "generated_from": english.relative_to(ROOT).as_posix(),
+        "language": LANGUAGE, "generated_from": name_of(english),
         "note": "generated by `python tools/i18n.py build`; edit the catalog, not this file"}
     return nb
 
@@ -231,26 +280,30 @@ def build() -> list[Path]:
     return changed
 
 
-def status() -> list[Problem]:
-    """List each catalog's problems and write stubs for them."""
+def status() -> list[str]:
+    """Each catalog's problems (stubs are written for them) and glossary misses."""
     problems = []
     for relative in EDITIONS:
         english = english_path(relative)
-        catalog = load_catalog(english)
-        found = catalog_problems(english, catalog)
+        catalog, nb = load_catalog(english), read_notebook(english)
+        found = catalog_problems(nb, catalog, name_of(english))
         if found or not catalog_path(english).exists():
-            save_catalog(english, with_stubs(english, catalog))
-        problems += found
+            save_catalog(english, with_stubs(nb, catalog))
+        problems += map(str, found)
+        problems += glossary_problems(nb, catalog, name_of(english), load_glossary())
     return problems
 
 
 def out_of_date() -> list[str]:
-    """What ``check`` refuses: catalog problems and generated notebooks that differ from a build."""
+    """What ``check`` refuses: catalog problems, glossary misses, and generated
+    notebooks that differ from a build."""
     reasons = []
     for relative in EDITIONS:
         english = english_path(relative)
-        problems = catalog_problems(english, load_catalog(english))
+        nb, catalog = read_notebook(english), load_catalog(english)
+        problems = catalog_problems(nb, catalog, name_of(english))
         reasons += map(str, problems)
+        reasons += glossary_problems(nb, catalog, name_of(english), load_glossary())
         target = chinese_path(english)
         if not problems and (not target.exists() or target.read_text(encoding="utf-8")
                              != notebook_text(translated_notebook(english))):
@@ -267,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = status()
         for problem in problems:
             print(problem)
-        print(f"{len(problems)} cell(s) to translate or review in {len(EDITIONS)} notebook(s)"
+        print(f"{len(problems)} thing(s) to translate or review in {len(EDITIONS)} notebook(s)"
               + ("; stubs written to the catalogs" if problems else ""))
         return 0
     if command == "build":
