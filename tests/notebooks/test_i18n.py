@@ -232,3 +232,13 @@ def test_a_build_refuses_an_incomplete_catalog_and_says_what_to_run(tmp_path, mo
     monkeypatch.setattr(i18n, "load_catalog", lambda english: catalog)
     with pytest.raises(i18n.CatalogIncomplete, match="tools/i18n.py status"):
         i18n.translated_notebook(START)
+
+
+def test_the_readmes_link_each_other_and_the_chinese_readmes_links_resolve():
+    english = (ROOT / "README.md").read_text(encoding="utf-8")
+    chinese = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "](README.zh-CN.md)" in english.splitlines()[0]
+    assert "](README.md)" in chinese.splitlines()[0]
+    targets = [t for t in LINK.findall(chinese) if "://" not in t and not t.startswith("#")]
+    assert [t for t in targets if not (ROOT / t).exists()] == []
+    assert "chapters/zh/00_start_here.ipynb" in targets
