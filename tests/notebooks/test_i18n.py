@@ -12,6 +12,7 @@ import importlib.util
 import os
 import re
 import sys
+from itertools import pairwise
 
 import nbformat
 import pytest
@@ -242,3 +243,18 @@ def test_the_readmes_link_each_other_and_the_chinese_readmes_links_resolve():
     targets = [t for t in LINK.findall(chinese) if "://" not in t and not t.startswith("#")]
     assert [t for t in targets if not (ROOT / t).exists()] == []
     assert "chapters/zh/00_start_here.ipynb" in targets
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_no_translation_wraps_a_line_inside_chinese_text(english):
+    """Markdown joins a wrapped line with a space, which shows as a gap inside a
+    Chinese sentence: a paragraph of Chinese stays on one line."""
+    wide = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+    continues = re.compile(r"^\s*[^\s*|#>\-\d`]")
+    wrapped = []
+    for cell_id, entry in i18n.load_catalog(english)["cells"].items():
+        zh = entry.get("zh") or []
+        wrapped += [f"cell {cell_id}: {line!r}" for line, after in pairwise(zh)
+                    if line.strip() and wide.search(line[-1]) and continues.match(after)
+                    and not line.lstrip().startswith(("|", "#"))]
+    assert not wrapped, "Chinese lines broken mid-paragraph (join them):\n  " + "\n  ".join(wrapped)
