@@ -53,8 +53,17 @@ LINK_TARGET = re.compile(r"(\]\()([^)\s]+)")
 NOT_PROSE = re.compile(r"```.*?```|`[^`]*`|\$[^$]*\$|\]\([^)]*\)", re.DOTALL)
 
 
+class CatalogIncomplete(Exception):
+    """A declared notebook, its catalog or its translations are not ready to build."""
+
+
 def english_path(relative: str) -> Path:
-    return ROOT / relative
+    """The English notebook ``relative`` names; it must exist when it is declared."""
+    path = ROOT / relative
+    if not path.exists():
+        raise CatalogIncomplete(f"EDITIONS in tools/i18n.py lists {relative}, which does not "
+                                "exist: fix the path, or remove it if the notebook was removed")
+    return path
 
 
 def name_of(path: Path) -> str:
@@ -100,7 +109,11 @@ def load_catalog(english: Path) -> dict:
     path = catalog_path(english)
     if not path.exists():
         return {"source": name_of(english), "language": LANGUAGE, "cells": {}}
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise CatalogIncomplete(f"{name_of(path)} is not valid JSON ({error}): fix it, or "
+                                f"restore it with `git checkout {name_of(path)}`") from None
 
 
 def save_catalog(english: Path, catalog: dict) -> None:
@@ -236,10 +249,6 @@ def rebased_links(text: str, english: Path) -> str:
     return LINK_TARGET.sub(rebase, text)
 
 
-class CatalogIncomplete(Exception):
-    pass
-
-
 def translated_notebook(english: Path):
     """The Chinese notebook: ``english`` with each markdown cell's text replaced by
     its catalog entry (links rebased), every other cell unchanged, outputs cleared."""
@@ -316,6 +325,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["status", "build", "check"])
     command = parser.parse_args(argv).command
+    try:
+        return run(command)
+    except CatalogIncomplete as error:
+        print(error, file=sys.stderr)
+        return 1
+
+
+def run(command: str) -> int:
+    """Run one command, print its report; 1 when ``check`` finds something to do."""
     if command == "status":
         problems = status()
         for problem in problems:
@@ -324,11 +342,7 @@ def main(argv: list[str] | None = None) -> int:
               + ("; stubs written to the catalogs" if problems else ""))
         return 0
     if command == "build":
-        try:
-            changed = build()
-        except CatalogIncomplete as error:
-            print(error, file=sys.stderr)
-            return 1
+        changed = build()
         for path in changed:
             print(f"wrote {path.relative_to(ROOT)}")
         print(f"{len(changed)} of {len(EDITIONS)} Chinese notebook(s) changed")
