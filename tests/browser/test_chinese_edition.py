@@ -73,6 +73,7 @@ def require_cjk_font() -> None:
 
 def test_chinese_chapter_0_is_drawn_with_cjk_glyphs(lab_page, jupyterlab, tmp_path):
     require_cjk_font()
+    stored = CHINESE_START.read_bytes()
     page = lab_page
     lab.open_notebook(page, jupyterlab.url(CHINESE_START.relative_to(ROOT).as_posix()))
     page.wait_for_selector(f".jp-RenderedMarkdown:has-text('{SAMPLE[:3]}')", timeout=30_000)
@@ -84,6 +85,7 @@ def test_chinese_chapter_0_is_drawn_with_cjk_glyphs(lab_page, jupyterlab, tmp_pa
     assert glyphs["like_tofu"] == 0 and glyphs["distinct"] == glyphs["count"], (
         f"Chinese text is drawn as tofu boxes in {glyphs['family']!r}: {glyphs}; install a CJK "
         "font (`sudo apt-get install fonts-noto-cjk`)")
+    assert CHINESE_START.read_bytes() == stored, "the test modified the notebook on disk"
 
 
 def make_lab_arguments(language: str) -> list[str]:
