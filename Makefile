@@ -14,6 +14,7 @@ STAMP       := $(VENV)/.installed
 
 help:
 	@echo "make lab    - set up .venv and open JupyterLab on chapters/"
+	@echo "make lab LANG=zh - the same, on the Chinese edition (中文版) in the Chinese interface"
 	@echo "make test   - set up .venv and run the whole test suite"
 	@echo "make bench  - print engine-vs-PyTorch ratios (bench/)"
 	@echo "make grade-demo - grade every lab's bundled sample submissions, print the table"
@@ -32,9 +33,22 @@ $(STAMP): pyproject.toml
 system-deps:
 	@bash tools/system-deps.sh
 
+# `make lab LANG=zh` opens the Chinese edition (chapters/zh/, made by tools/i18n.py) in
+# JupyterLab's Chinese interface: chapters/zh/jupyterlab/overrides.json makes zh_CN the
+# default interface language (a learner's own language setting still wins). The server
+# is rooted at the repository so the Chinese notebooks' links to ../ and ../../labs/ open.
+# LANG=zh is not a locale, so it is kept out of the commands' environment.
+ifeq ($(LANG),zh)
+unexport LANG
+LAB_ARGS    := --ServerApp.root_dir=. --LabApp.app_settings_dir=$(CURDIR)/chapters/zh/jupyterlab \
+               --LabApp.default_url=/lab/tree/chapters/zh/00_start_here.ipynb
+else
+LAB_ARGS    := --notebook-dir=chapters
+endif
+
 # As root (a container, a cloud box) Jupyter refuses to start without --allow-root.
 lab: setup
-	$(VENV)/bin/jupyter lab --notebook-dir=chapters $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 test: setup
 	$(PY) -m pytest

@@ -31,9 +31,12 @@ class CellError:
 
 
 def course_notebooks() -> list[Path]:
-    """Every notebook under chapters/ and labs/ (lab sample *submissions* are
-    graded by the autograder's tests, not executed here; some are hostile)."""
-    found = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "labs").rglob("*.ipynb"))
+    """Every notebook under chapters/ (the Chinese edition in chapters/zh/ too)
+    and labs/ (lab sample *submissions* are graded by the autograder's tests,
+    not executed here; some are hostile)."""
+    found = (sorted((ROOT / "chapters").glob("*.ipynb"))
+             + sorted((ROOT / "chapters" / "zh").glob("*.ipynb"))
+             + sorted((ROOT / "labs").rglob("*.ipynb")))
     return [p for p in found if "samples" not in p.relative_to(ROOT).parts
             and ".ipynb_checkpoints" not in p.parts]
 

@@ -1,0 +1,260 @@
+"""The Chinese edition (tools/i18n.py) stays in step with the English notebooks:
+every markdown cell has a translation of its *current* English text, the
+committed Chinese notebooks are exactly what the build generates, both editions
+run the same code, links work from chapters/zh/, and the glossary's terms are
+used. The second half checks the machinery itself on altered copies."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+from itertools import pairwise
+
+import nbformat
+import pytest
+
+from .harness import ROOT, course_notebooks
+
+
+def _load_tool():
+    """tools/ is not a package: load tools/i18n.py by path (registered, for its dataclass)."""
+    spec = importlib.util.spec_from_file_location("course_i18n", ROOT / "tools" / "i18n.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+i18n = _load_tool()
+EDITIONS = [i18n.english_path(p) for p in i18n.EDITIONS]
+IDS = list(i18n.EDITIONS)
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+START = ROOT / "chapters" / "00_start_here.ipynb"
+
+
+def english_and_catalog(english):
+    return nbformat.read(english, as_version=4), i18n.load_catalog(english)
+
+
+def first_line(text: str) -> str:
+    return text.split("\n", 1)[0]
+
+
+def test_chapter_0_is_declared_and_every_edition_is_committed():
+    assert START in EDITIONS
+    for english in EDITIONS:
+        assert english.exists(), f"{english} is declared in tools/i18n.py but does not exist"
+        for made in (i18n.chinese_path(english), i18n.catalog_path(english)):
+            assert made.exists(), (f"{made.relative_to(ROOT)} is missing: run "
+                                   "`python tools/i18n.py status`, translate, then `build`")
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_every_markdown_cell_has_a_translation(english):
+    nb, catalog = english_and_catalog(english)
+    untranslated = [f"cell {c.id}: {first_line(c.source)!r}" for c in nb.cells
+                    if c.cell_type == "markdown"
+                    and (catalog["cells"].get(c.id) or {}).get("zh") is None]
+    assert not untranslated, (
+        f"{english.name}: markdown cells without a translation in "
+        f"{i18n.catalog_path(english).relative_to(ROOT)}:\n  " + "\n  ".join(untranslated)
+        + "\nRun `python tools/i18n.py status` to write stubs, then fill their zh fields.")
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_no_translation_is_older_than_its_english_cell(english):
+    nb, catalog = english_and_catalog(english)
+    stale = []
+    for cell in nb.cells:
+        entry = catalog["cells"].get(cell.id)
+        current = hashlib.sha256(cell.source.encode("utf-8")).hexdigest()[:16]
+        if cell.cell_type == "markdown" and entry and entry["en_hash"] != current:
+            stale.append(f"cell {cell.id}, which now begins {first_line(cell.source)!r}")
+    assert not stale, (
+        f"{english.name}: English text changed since its translation was written:\n  "
+        + "\n  ".join(stale) + "\nRun `python tools/i18n.py status`: it puts the new English "
+        "beside the old (en_before); update zh, delete todo and en_before, then `build`.")
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_no_catalog_entry_is_left_todo_or_orphaned(english):
+    nb, catalog = english_and_catalog(english)
+    ids = {c.id for c in nb.cells if c.cell_type == "markdown"}
+    todo = [cell_id for cell_id, entry in catalog["cells"].items() if "todo" in entry]
+    orphans = [cell_id for cell_id in catalog["cells"] if cell_id not in ids]
+    assert (todo, orphans) == ([], []), (
+        f"{english.name}: entries still marked todo {todo}; entries for cells that are no "
+        f"longer markdown cells of the English notebook {orphans} (`status` drops those)")
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_committed_chinese_notebook_is_what_the_build_generates(english):
+    committed = i18n.chinese_path(english).read_text(encoding="utf-8")
+    generated = i18n.notebook_text(i18n.translated_notebook(english))
+    assert committed == generated, (
+        f"{i18n.chinese_path(english).relative_to(ROOT)} differs from what its catalog "
+        "generates: edit the catalog, not the notebook, then run `python tools/i18n.py build`")
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_both_editions_hold_the_same_code_cells(english):
+    chinese = nbformat.read(i18n.chinese_path(english), as_version=4)
+    en_cells = nbformat.read(english, as_version=4).cells
+    assert [(c.id, c.cell_type) for c in chinese.cells] == [(c.id, c.cell_type) for c in en_cells]
+    differ = [c.id for c, z in zip(en_cells, chinese.cells, strict=True)
+              if c.cell_type != "markdown" and (c.source, c.metadata) != (z.source, z.metadata)]
+    assert not differ, f"code or raw cells {differ} differ between the editions of {english.name}"
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_links_work_from_the_chinese_notebook_and_prefer_chinese_editions(english):
+    chinese = i18n.chinese_path(english)
+    nb = nbformat.read(chinese, as_version=4)
+    targets = [t.split("#")[0] for c in nb.cells if c.cell_type == "markdown"
+               for t in LINK.findall(c.source) if "://" not in t and not t.startswith("#")]
+    assert targets, "expected relative links (the course map) in the Chinese chapter 0"
+    broken = [t for t in targets if not (chinese.parent / t).exists()]
+    assert not broken, f"{chinese.name}: links that lead nowhere from {chinese.parent}: {broken}"
+    translated = {e.resolve() for e in EDITIONS}
+    to_english = [t for t in targets if (chinese.parent / t).resolve() in translated]
+    assert not to_english, f"links to English notebooks that have a Chinese edition: {to_english}"
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_glossary_terms_are_rendered_with_their_chinese_term(english):
+    nb, catalog = english_and_catalog(english)
+    problems = i18n.glossary_problems(nb, catalog, i18n.name_of(english), i18n.load_glossary())
+    assert not problems, "\n".join(problems)
+
+
+def test_glossary_is_well_formed_and_holds_the_source_texts_terms():
+    glossary = i18n.load_glossary()
+    terms = glossary["terms"]
+    for must in ("计算图", "自动微分", "反向传播", "分布式训练", "数据并行", "模型并行",
+                 "流水线并行", "混合精度", "损失缩放", "主权重", "算子融合", "内存复用", "拓扑排序",
+                 "梯度"):
+        assert must in terms.values(), f"the glossary lacks the source text's term {must}"
+    odd = [k for k in terms if k != k.lower() or "-" in k or k != k.strip()]
+    assert not odd, f"glossary keys must be lower case, without hyphens: {odd}"
+    not_chinese = [v for v in terms.values() if not re.search(r"[\u4e00-\u9fff]", v)]
+    assert not not_chinese, f"glossary values without a Chinese character: {not_chinese}"
+    for notebook, cells in glossary["exceptions"].items():
+        for cell_id, allowed in cells.items():
+            assert set(allowed) <= set(terms), f"exception in {notebook}/{cell_id}: unknown term"
+
+
+def test_the_harness_executes_the_chinese_notebooks():
+    found = set(course_notebooks())
+    missing = [i18n.chinese_path(e) for e in EDITIONS if i18n.chinese_path(e) not in found]
+    assert not missing, f"tests/notebooks/harness.py does not pick up {missing}"
+
+
+# --- the machinery, on altered copies -------------------------------------------------------
+
+
+def start_here():
+    return english_and_catalog(START)
+
+
+def first_markdown(nb):
+    return next(c for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_an_edited_english_cell_is_reported_stale_with_its_id_and_new_first_line():
+    nb, catalog = start_here()
+    cell = first_markdown(nb)
+    cell.source = "# A new title\n\n" + cell.source
+    problems = i18n.catalog_problems(nb, catalog, "chapters/00_start_here.ipynb")
+    assert [(p.cell_id, p.kind) for p in problems] == [(cell.id, "stale")]
+    assert cell.id in str(problems[0]) and "'# A new title'" in str(problems[0])
+
+
+def test_status_stubs_let_a_translator_finish_a_stale_and_a_new_cell():
+    nb, catalog = start_here()
+    stale = first_markdown(nb)
+    old_english = stale.source
+    stale.source += "\n\nOne more sentence."
+    nb.cells.append(nbformat.v4.new_markdown_cell("## A new section"))
+    new = nb.cells[-1]
+    stubbed = i18n.with_stubs(nb, copy.deepcopy(catalog))
+    name = "chapters/00_start_here.ipynb"
+    assert {(p.cell_id, p.kind) for p in i18n.catalog_problems(nb, stubbed, name)} == {
+        (stale.id, "todo"), (new.id, "missing")}
+    assert stubbed["cells"][stale.id]["en_before"] == old_english.split("\n")
+    assert stubbed["cells"][stale.id]["zh"] == catalog["cells"][stale.id]["zh"]
+    assert stubbed["cells"][new.id]["en"] == ["## A new section"]
+    for cell_id, zh in ((stale.id, ["已更新"]), (new.id, ["## 新的一节"])):
+        entry = stubbed["cells"][cell_id]
+        entry["zh"] = zh
+        entry.pop("todo")
+        entry.pop("en_before", None)
+    assert i18n.catalog_problems(nb, stubbed, name) == []
+
+
+def test_a_removed_cell_leaves_an_orphan_that_status_drops():
+    nb, catalog = start_here()
+    gone = first_markdown(nb)
+    nb.cells.remove(gone)
+    problems = i18n.catalog_problems(nb, catalog, "x")
+    assert [(p.cell_id, p.kind) for p in problems] == [(gone.id, "orphan")]
+    assert gone.id not in i18n.with_stubs(nb, catalog)["cells"]
+
+
+def test_links_are_rebased_from_the_english_folder_and_switch_to_chinese_editions():
+    text = ("[c1](01_computational_graphs.ipynb#top) [c0](00_start_here.ipynb) "
+            "[lab](../labs/lab1_graph/) [web](https://pytorch.org/docs) [here](#exercises)")
+    rebased = i18n.rebased_links(text, START)
+    assert LINK.findall(rebased) == ["../01_computational_graphs.ipynb#top", "00_start_here.ipynb",
+                                     "../../labs/lab1_graph/", "https://pytorch.org/docs",
+                                     "#exercises"]
+    here = i18n.chinese_path(START).parent
+    for target in LINK.findall(rebased)[:3]:
+        assert (here / target.split("#")[0]).exists()
+    assert os.path.samefile(here / "00_start_here.ipynb", i18n.chinese_path(START))
+
+
+def test_glossary_check_finds_a_missing_term_and_ignores_code_and_link_targets():
+    terms = {"gradient": "梯度", "gradient compression": "梯度压缩", "lab": "实验"}
+    assert i18n.glossary_misses("Gradients flow back.", "导数反向流动。", terms) == ["gradient"]
+    assert i18n.glossary_misses("Gradient compression.", "梯度变小。", terms) == [
+        "gradient compression"]
+    assert i18n.glossary_misses("Run `make lab` in JupyterLab, see [x](../labs/).", "运行",
+                                terms) == []
+    assert i18n.glossary_misses("Open the lab.", "打开实验。", terms) == []
+
+
+def test_a_build_refuses_an_incomplete_catalog_and_says_what_to_run(tmp_path, monkeypatch):
+    nb, catalog = start_here()
+    del catalog["cells"][first_markdown(nb).id]
+    monkeypatch.setattr(i18n, "load_catalog", lambda english: catalog)
+    with pytest.raises(i18n.CatalogIncomplete, match="tools/i18n.py status"):
+        i18n.translated_notebook(START)
+
+
+def test_the_readmes_link_each_other_and_the_chinese_readmes_links_resolve():
+    english = (ROOT / "README.md").read_text(encoding="utf-8")
+    chinese = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "](README.zh-CN.md)" in english.splitlines()[0]
+    assert "](README.md)" in chinese.splitlines()[0]
+    targets = [t for t in LINK.findall(chinese) if "://" not in t and not t.startswith("#")]
+    assert [t for t in targets if not (ROOT / t).exists()] == []
+    assert "chapters/zh/00_start_here.ipynb" in targets
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_no_translation_wraps_a_line_inside_chinese_text(english):
+    """Markdown joins a wrapped line with a space, which shows as a gap inside a
+    Chinese sentence: a paragraph of Chinese stays on one line."""
+    wide = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+    continues = re.compile(r"^\s*[^\s*|#>\-\d`]")
+    wrapped = []
+    for cell_id, entry in i18n.load_catalog(english)["cells"].items():
+        zh = entry.get("zh") or []
+        wrapped += [f"cell {cell_id}: {line!r}" for line, after in pairwise(zh)
+                    if line.strip() and wide.search(line[-1]) and continues.match(after)
+                    and not line.lstrip().startswith(("|", "#"))]
+    assert not wrapped, "Chinese lines broken mid-paragraph (join them):\n  " + "\n  ".join(wrapped)
