@@ -102,3 +102,42 @@ def line_figure(series: Sequence[Series], title: str, x_title: str, y_title: str
                       xaxis={"type": "log" if log_x else "linear", "title": x_title},
                       yaxis={"type": "log" if log_y else "linear", "title": y_title})
     return fig
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """The exponent ``p`` of ``y ≈ c x^p``: the least-squares slope of
+    ``log10 y`` against ``log10 x`` (2 for an error that shrinks like ``h^2``)."""
+    if len(x) != len(y) or len(x) < 2:
+        raise ValueError(f"a slope needs two or more (x, y) pairs of equal length, got "
+                         f"{len(x)} x and {len(y)} y values")
+    slope, _ = np.polyfit(np.log10(np.asarray(x, float)), np.log10(np.asarray(y, float)), 1)
+    return float(slope)
+
+
+def backward_edges(root) -> list[tuple]:
+    """The ``(user, input)`` edges between the backward functions of ``root``'s
+    history (engine or torch: both expose ``grad_fn.next_functions``). Leaf
+    accumulators (``AccumulateGrad``) are left out: they run no VJP rule."""
+    edges, seen, stack = [], set(), [root.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for source, _ in node.next_functions:
+            if source is not None and type(source).__name__ != "AccumulateGrad":
+                edges.append((node, source))
+                stack.append(source)
+    return edges
+
+
+def out_of_order_edges(visits: Sequence, edges: Sequence[tuple]) -> list[tuple]:
+    """The edges ``(user, input)`` that ``visits`` (nodes in the order backward
+    reached them) does not respect as a reverse topological order: the input
+    visited before its user, or either one never visited. Empty when every node
+    waited for all of its users, which is what makes each gradient complete
+    (the sum over all paths) before it is passed on."""
+    position = {node: i for i, node in enumerate(visits)}
+    return [(user, source) for user, source in edges
+            if user not in position or source not in position
+            or position[source] < position[user]]

@@ -58,3 +58,53 @@ def test_loss_series_and_figure():
     assert len(fig.data) == 2 and fig.layout.yaxis.type == "log"
     assert fig.layout.xaxis.type == "linear" and fig.data[1].line.dash == "dash"
     assert math.isclose(fig.data[0].y[-1], 1.0)
+
+
+def test_loglog_slope_recovers_the_exponent_of_a_power_law():
+    h = [1e-4, 1e-3, 1e-2]
+    assert figs.loglog_slope(h, [3 * v**2 for v in h]) == pytest.approx(2.0)
+    assert figs.loglog_slope(h, [1e-16 / v for v in h]) == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="two or more"):
+        figs.loglog_slope([1.0], [1.0])
+
+
+class _Node:
+    """A stand-in backward function: only ``next_functions``, like both engines'."""
+
+    def __init__(self, *inputs):
+        self.next_functions = tuple((i, 0) for i in inputs)
+
+
+class AccumulateGrad(_Node):
+    """Named like the leaf accumulator both engines use, which backward_edges skips."""
+
+
+class _Root:
+    def __init__(self, grad_fn):
+        self.grad_fn = grad_fn
+
+
+def _diamond():
+    """y = add(tanh(x), sigmoid(x)) with x = mul(leaf): x has two users."""
+    mul = _Node(AccumulateGrad(), None)
+    tanh, sigmoid = _Node(mul), _Node(mul)
+    add = _Node(tanh, sigmoid)
+    return add, tanh, sigmoid, mul
+
+
+def test_backward_edges_lists_each_edge_once_and_skips_accumulators():
+    add, tanh, sigmoid, mul = _diamond()
+    edges = figs.backward_edges(_Root(add))
+    assert sorted(map(id, (u for u, _ in edges))) == sorted(map(id, (add, add, tanh, sigmoid)))
+    assert {(id(u), id(s)) for u, s in edges} == {
+        (id(add), id(tanh)), (id(add), id(sigmoid)), (id(tanh), id(mul)), (id(sigmoid), id(mul))}
+
+
+def test_out_of_order_edges_finds_a_node_visited_before_one_of_its_users():
+    add, tanh, sigmoid, mul = _diamond()
+    edges = figs.backward_edges(_Root(add))
+    assert figs.out_of_order_edges([add, sigmoid, tanh, mul], edges) == []
+    early = figs.out_of_order_edges([add, tanh, mul, sigmoid], edges)
+    assert early == [(sigmoid, mul)]
+    missing = figs.out_of_order_edges([add, tanh, sigmoid], edges)
+    assert {(id(u), id(s)) for u, s in missing} == {(id(tanh), id(mul)), (id(sigmoid), id(mul))}
