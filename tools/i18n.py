@@ -48,7 +48,7 @@ LANGUAGE = "zh-CN"
 EDITIONS = ("chapters/00_start_here.ipynb", "chapters/03_distributed_training.ipynb",
             "chapters/04_mixed_precision.ipynb", "chapters/05_training_loop.ipynb",
             "labs/lab1_graph/source.ipynb", "labs/lab2_autodiff/source.ipynb",
-            "labs/lab3_distributed/source.ipynb")
+            "labs/lab3_distributed/source.ipynb", "labs/lab4_amp/source.ipynb")
 GLOSSARY = ROOT / "chapters" / "zh" / "glossary.json"
 # ](target) in markdown: a link or an image; the target ends at whitespace or ")"
 LINK_TARGET = re.compile(r"(\]\()([^)\s]+)")
