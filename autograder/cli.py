@@ -2,7 +2,7 @@
 
 ::
 
-    release LAB [--out build/release]          student notebook + public cases
+    release LAB [--out build/release] [--lang en|zh]   student notebook + public cases
     grade LAB SUBMISSIONS [-j N] [--force]     sandboxed grading into the gradebook
     export LAB [--out DIR]                     grades.csv + feedback/<student>.md|.html
     table LAB                                  print the gradebook as a table
@@ -23,6 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .release import LANGUAGES
 from .spec import load_lab
 
 DEFAULT_GRADES = Path("build") / "grades"
@@ -56,7 +57,7 @@ def format_table(book, lab) -> str:
 def cmd_release(args) -> int:
     from .release import release
 
-    out = release(load_lab(args.lab), args.out)
+    out = release(load_lab(args.lab), args.out, language=args.lang)
     print(f"released {out}")
     return 0
 
@@ -160,6 +161,9 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("release", help="build the student notebook into build/release/")
     r.add_argument("lab")
     r.add_argument("--out", default="build/release")
+    r.add_argument("--lang", choices=tuple(LANGUAGES), default="en",
+                   help="the notebook's language (default: %(default)s); zh releases "
+                        "labs/<lab>/source.zh.ipynb into <out>/zh/<lab>/")
     r.set_defaults(run=cmd_release)
 
     g = sub.add_parser("grade", help="grade every .ipynb in a directory")
