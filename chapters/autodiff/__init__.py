@@ -72,6 +72,29 @@ from .functions import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
+from .ops.elementwise import (
+    acos,
+    arccos,
+    arcsin,
+    arctan,
+    asin,
+    atan,
+    copysign,
+    cos,
+    erf,
+    expm1,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    lerp,
+    log1p,
+    log2,
+    log10,
+    sin,
+    tan,
+)
+from .ops.rounding import ceil, fix, floor, floor_divide, fmod, frac, remainder, round, trunc
 from .random import manual_seed
 from .tensor import Tensor
 
@@ -91,4 +114,9 @@ __all__ = [
     "pow", "rand", "randn", "randn_like", "relu", "reshape", "saved_tensor_bytes",
     "set_grad_enabled", "sigmoid", "softmax", "sqrt", "squeeze", "stack", "std", "sub", "sum",
     "tanh", "tensor", "transpose", "uint8", "unsqueeze", "var", "where", "zeros", "zeros_like",
+]
+__all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
+    "acos", "arccos", "arcsin", "arctan", "asin", "atan", "ceil", "copysign", "cos", "erf",
+    "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "isclose", "isfinite", "isinf",
+    "isnan", "lerp", "log10", "log1p", "log2", "remainder", "round", "sin", "tan", "trunc",
 ]

@@ -174,8 +174,12 @@ class Tensor(TensorBase):
         return _binary("mul", self, other)
 
     @public("div")
-    def div(self, other):
-        return _binary("div", self, other)
+    def div(self, other, *, rounding_mode=None):
+        """True division; ``rounding_mode="floor"`` or ``"trunc"`` rounds the
+        quotient (integers stay integers: :mod:`.ops.rounding`)."""
+        if rounding_mode is None:
+            return _binary("div", self, other)
+        return apply("div_rounded", operands(self, other), {"rounding_mode": rounding_mode})
 
     @public("pow", autocast={"cuda": FLOAT32})
     def pow(self, exponent):
@@ -656,6 +660,23 @@ class Tensor(TensorBase):
 apply = functools.partial(run, Tensor)
 
 _ValuesIndices = namedtuple("return_types", ["values", "indices"])
+
+
+def tensor_method(*aliases: str):
+    """Decorator for op family modules (:mod:`.ops`): attach ``fn`` to
+    :class:`Tensor` as the method ``fn.__name__`` (and each alias, e.g.
+    ``"__mod__"``), so a family's user API sits next to its kernels and rules
+    instead of growing this file. A name Tensor already has is refused."""
+
+    def attach(fn):
+        for name in (fn.__name__, *aliases):
+            if name in vars(Tensor):
+                raise ValueError(f"Tensor.{name} is already defined; an op family may add "
+                                 "methods, not replace them (edit the existing one instead)")
+            setattr(Tensor, name, fn)
+        return fn
+
+    return attach
 
 
 def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:

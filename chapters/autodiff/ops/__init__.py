@@ -16,6 +16,9 @@ index     getitem (and its adjoint), gather, scatter_add, embedding
 linalg    matmul, linear
 conv      im2col, col2im, conv2d, max_pool2d, avg_pool2d
 norm      layer_norm, batch_norm
+elementwise  sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
+          isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
+rounding  floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
 ========  ===========================================================
 
 The losses are compositions of these ops (``cross_entropy`` is
@@ -23,6 +26,7 @@ The losses are compositions of these ops (``cross_entropy`` is
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, index, linalg, norm, reduce, shape, unary
+from . import arith, conv, elementwise, index, linalg, norm, reduce, rounding, shape, unary
 
 __all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
+__all__ += ["elementwise", "rounding"]
