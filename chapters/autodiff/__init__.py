@@ -95,6 +95,7 @@ from .ops.elementwise import (
     tan,
 )
 from .ops.rounding import ceil, fix, floor, floor_divide, fmod, frac, remainder, round, trunc
+from .ops.scan import all, any, cummax, cummin, cumprod, cumsum, prod
 from .random import manual_seed
 from .tensor import Tensor
 
@@ -119,4 +120,5 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "acos", "arccos", "arcsin", "arctan", "asin", "atan", "ceil", "copysign", "cos", "erf",
     "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "isclose", "isfinite", "isinf",
     "isnan", "lerp", "log10", "log1p", "log2", "remainder", "round", "sin", "tan", "trunc",
+    "all", "any", "cummax", "cummin", "cumprod", "cumsum", "prod",
 ]

@@ -19,6 +19,7 @@ norm      layer_norm, batch_norm
 elementwise  sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
           isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
 rounding  floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
+scan      cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
 ========  ===========================================================
 
 The losses are compositions of these ops (``cross_entropy`` is
@@ -26,7 +27,7 @@ The losses are compositions of these ops (``cross_entropy`` is
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, elementwise, index, linalg, norm, reduce, rounding, shape, unary
+from . import arith, conv, elementwise, index, linalg, norm, reduce, rounding, scan, shape, unary
 
 __all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
-__all__ += ["elementwise", "rounding"]
+__all__ += ["elementwise", "rounding", "scan"]
