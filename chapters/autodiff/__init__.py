@@ -94,8 +94,11 @@ from .ops.elementwise import (
     sin,
     tan,
 )
+from .ops.rearrange import diag, flip, repeat, roll, tile, tril, triu
 from .ops.rounding import ceil, fix, floor, floor_divide, fmod, frac, remainder, round, trunc
 from .ops.scan import all, any, cummax, cummin, cumprod, cumsum, prod
+from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
+from .ops.sorting import argsort, msort, sort, topk, unique
 from .random import manual_seed
 from .tensor import Tensor
 
@@ -121,4 +124,7 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "isclose", "isfinite", "isinf",
     "isnan", "lerp", "log10", "log1p", "log2", "remainder", "round", "sin", "tan", "trunc",
     "all", "any", "cummax", "cummin", "cumprod", "cumsum", "prod",
+    "diag", "flip", "repeat", "roll", "tile", "tril", "triu",  # ops.rearrange
+    "gather", "index_select", "masked_fill", "nonzero", "scatter", "scatter_add",  # ops.select
+    "argsort", "msort", "sort", "topk", "unique",  # ops.sorting
 ]

@@ -20,6 +20,9 @@ elementwise  sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
           isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
 rounding  floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
 scan      cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
+select    scatter (gather, scatter_add, index_select, masked_fill: compositions)
+rearrange flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
+sorting   sort, argsort, topk, unique: numpy permutations read with gather
 ========  ===========================================================
 
 The losses are compositions of these ops (``cross_entropy`` is
@@ -27,7 +30,22 @@ The losses are compositions of these ops (``cross_entropy`` is
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, elementwise, index, linalg, norm, reduce, rounding, scan, shape, unary
+from . import (
+    arith,
+    conv,
+    elementwise,
+    index,
+    linalg,
+    norm,
+    rearrange,
+    reduce,
+    rounding,
+    scan,
+    select,
+    shape,
+    sorting,
+    unary,
+)
 
 __all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
-__all__ += ["elementwise", "rounding", "scan"]
+__all__ += ["elementwise", "rearrange", "rounding", "scan", "select", "sorting"]
