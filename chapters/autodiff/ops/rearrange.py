@@ -81,7 +81,8 @@ def repeat(input, *sizes):
     paired = [n for s in shape for n in (1, s)]
     expanded = [n for r, s in zip(sizes, shape, strict=True) for n in (r, s)]
     out = input.reshape(paired).expand(*expanded)
-    return out.reshape(tuple(r * s for r, s in zip(sizes, shape, strict=True)))
+    out = out.reshape(tuple(r * s for r, s in zip(sizes, shape, strict=True)))
+    return out.clone() if np.may_share_memory(out.data, input.data) else out  # never a view
 
 
 @tensor_method()

@@ -54,11 +54,11 @@ def _checked(op: str, x: Tensor, dim: int, index: np.ndarray) -> tuple:
     return d, index
 
 
-def _corner(x: Tensor, shape: tuple, skip: int) -> Tensor:
-    """x[:shape[0], :shape[1], ...] except along dim ``skip`` (a basic view)."""
-    if all(s == n or k == skip for k, (s, n) in enumerate(zip(shape, x.shape, strict=True))):
+def _corner(x: Tensor, shape: tuple) -> Tensor:
+    """x[:shape[0], :shape[1], ...]: src cut to the index's shape."""
+    if tuple(x.shape) == tuple(shape):
         return x
-    return x[tuple(slice(None) if k == skip else slice(0, s) for k, s in enumerate(shape))]
+    return x[tuple(slice(0, s) for s in shape)]
 
 
 @tensor_method()
@@ -68,7 +68,7 @@ def gather(input, dim: int, index):
     d, idx = _checked("gather", input, dim, _index_array("gather", index))
     if not input.ndim:
         return apply("gather", (input.reshape(1),), {"dim": 0, "index": idx.reshape(1)}).reshape(())
-    return apply("gather", (_corner(input, idx.shape, d),), {"dim": d, "index": idx})
+    return apply("gather", (input,), {"dim": d, "index": idx})
 
 
 def _src(x: Tensor, src, index: np.ndarray, d: int):
@@ -78,7 +78,7 @@ def _src(x: Tensor, src, index: np.ndarray, d: int):
     if src.dtype != x.dtype:
         raise RuntimeError(f"scatter(): expected self.dtype to be equal to src.dtype, got "
                            f"{x.dtype} and {src.dtype}; cast src with src.to(x.dtype).")
-    return _corner(src, index.shape, -1)
+    return _corner(src, index.shape)
 
 
 @tensor_method()
