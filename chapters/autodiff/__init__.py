@@ -72,6 +72,7 @@ from .functions import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
+from .ops.contract import baddbmm, bmm, dot, einsum, outer
 from .ops.elementwise import (
     acos,
     arccos,
@@ -127,4 +128,5 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "diag", "flip", "repeat", "roll", "tile", "tril", "triu",  # ops.rearrange
     "gather", "index_select", "masked_fill", "nonzero", "scatter", "scatter_add",  # ops.select
     "argsort", "msort", "sort", "topk", "unique",  # ops.sorting
+    "baddbmm", "bmm", "dot", "einsum", "outer",  # ops.contract
 ]

@@ -23,6 +23,7 @@ scan      cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gath
 select    scatter (gather, scatter_add, index_select, masked_fill: compositions)
 rearrange flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
 sorting   sort, argsort, topk, unique: numpy permutations read with gather
+contract  einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
 ========  ===========================================================
 
 The losses are compositions of these ops (``cross_entropy`` is
@@ -32,6 +33,7 @@ of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 
 from . import (
     arith,
+    contract,
     conv,
     elementwise,
     index,
@@ -48,4 +50,4 @@ from . import (
 )
 
 __all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
-__all__ += ["elementwise", "rearrange", "rounding", "scan", "select", "sorting"]
+__all__ += ["contract", "elementwise", "rearrange", "rounding", "scan", "select", "sorting"]
