@@ -124,7 +124,8 @@ register("einsum", vjp=einsum_vjp, jvp=einsum_jvp, saves=tuple(range(MAX_OPERAND
 def einsum(equation: str, *operands):
     """torch.einsum: sum of products over the letters the output leaves out;
     ``...`` and the implicit form (no ``->``) as in torch. Operands share
-    one dtype (up to 8 of them)."""
+    one dtype (up to 8 of them). Under autocast it runs in low precision, as
+    torch's does (its einsum is computed by bmm, a lower-precision op)."""
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     if not 1 <= len(operands) <= MAX_OPERANDS:
@@ -152,7 +153,7 @@ def _same_dtype(op: str, a: Tensor, b: Tensor) -> None:
 
 
 @tensor_method()
-@public("dot", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
+@public("dot")
 def dot(input, tensor):
     """torch.dot: sum_i a_i b_i of two 1-D tensors of one dtype and length."""
     _require("dot", input.ndim == 1 and tensor.ndim == 1,
@@ -174,7 +175,7 @@ def outer(input, vec2):
 
 
 @tensor_method()
-@public("bmm", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
+@public("bmm")
 def bmm(input, mat2):
     """torch.bmm: a batch of matrix products, (b, n, m) @ (b, m, p) -> (b, n, p),
     with no broadcasting (matmul broadcasts; bmm insists)."""
@@ -189,7 +190,7 @@ def bmm(input, mat2):
 
 
 @tensor_method()
-@public("baddbmm", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
+@public("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """torch.baddbmm: beta input + alpha bmm(batch1, batch2); with beta = 0
     input is ignored (its NaNs too), as in torch."""
