@@ -11,7 +11,7 @@ history backwards. Mode state is per thread (:mod:`.modes`).
 from . import functional
 from . import ops as _ops  # noqa: F401  (registers every op's kernel, rules and facts)
 from .anomaly import detect_anomaly
-from .dtypes import bfloat16, bool_, float16, float32, float64, int32, int64, uint8
+from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
 from .engine import backward, grad
 from .factories import (
     arange,
@@ -129,4 +129,5 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "gather", "index_select", "masked_fill", "nonzero", "scatter", "scatter_add",  # ops.select
     "argsort", "msort", "sort", "topk", "unique",  # ops.sorting
     "baddbmm", "bmm", "dot", "einsum", "outer",  # ops.contract
+    "int8", "int16",
 ]

@@ -526,6 +526,17 @@ class Tensor(TensorBase):
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
 
+    def type(self, dtype=None):
+        """torch's legacy form: with no argument the type name
+        (``"torch.FloatTensor"``), else ``to(dtype)``; ``dtype`` may be a
+        dtype or such a name."""
+        if dtype is None:
+            return f"torch.{dtypes.TYPE_NAMES[self.data.dtype]}"
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            names = {name: d for d, name in dtypes.TYPE_NAMES.items()}
+            dtype = names.get(dtype.removeprefix("torch."), dtype)
+        return self.to(dtype)
+
     def float(self) -> Tensor:
         return self.to(dtypes.float32)
 
@@ -543,6 +554,15 @@ class Tensor(TensorBase):
 
     def int(self) -> Tensor:
         return self.to(dtypes.int32)
+
+    def short(self) -> Tensor:
+        return self.to(dtypes.int16)
+
+    def char(self) -> Tensor:
+        return self.to(dtypes.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(dtypes.uint8)
 
     def bool(self) -> Tensor:
         return self.to(dtypes.bool_)
