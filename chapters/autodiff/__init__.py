@@ -98,6 +98,7 @@ from .ops.elementwise import (
 from .ops.rearrange import diag, flip, repeat, roll, tile, tril, triu
 from .ops.rounding import ceil, fix, floor, floor_divide, fmod, frac, remainder, round, trunc
 from .ops.scan import all, any, cummax, cummin, cumprod, cumsum, prod
+from .ops.scatter_reduce import scatter_reduce
 from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
 from .ops.sorting import argsort, msort, sort, topk, unique
 from .random import manual_seed
@@ -129,5 +130,5 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "gather", "index_select", "masked_fill", "nonzero", "scatter", "scatter_add",  # ops.select
     "argsort", "msort", "sort", "topk", "unique",  # ops.sorting
     "baddbmm", "bmm", "dot", "einsum", "outer",  # ops.contract
-    "int8", "int16",
+    "int8", "int16", "scatter_reduce",
 ]

@@ -21,6 +21,7 @@ elementwise  sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
 rounding  floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
 scan      cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
 select    scatter (gather, scatter_add, index_select, masked_fill: compositions)
+scatter_reduce  scatter_reduce (sum, prod, mean, amax, amin)
 rearrange flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
 sorting   sort, argsort, topk, unique: numpy permutations read with gather
 contract  einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
@@ -43,6 +44,7 @@ from . import (
     reduce,
     rounding,
     scan,
+    scatter_reduce,
     select,
     shape,
     sorting,
@@ -50,4 +52,5 @@ from . import (
 )
 
 __all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
-__all__ += ["contract", "elementwise", "rearrange", "rounding", "scan", "select", "sorting"]
+__all__ += ["contract", "elementwise", "rearrange", "rounding", "scan", "scatter_reduce", "select",
+            "sorting"]

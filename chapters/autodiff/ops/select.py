@@ -26,7 +26,7 @@ from .index import along_axis_index
 _INTEGER = "iu"
 
 
-def _index_array(op: str, index) -> np.ndarray:
+def index_array(op: str, index) -> np.ndarray:
     """The index's integer array, int64 as torch's index tensors."""
     array = np.asarray(index.data if isinstance(index, Tensor) else index)
     if array.dtype.kind not in _INTEGER:
@@ -35,7 +35,7 @@ def _index_array(op: str, index) -> np.ndarray:
     return array.astype(np.int64, copy=False)
 
 
-def _checked(op: str, x: Tensor, dim: int, index: np.ndarray) -> tuple:
+def checked_index(op: str, x: Tensor, dim: int, index: np.ndarray) -> tuple:
     """``(dim, index)`` with dim in range, index of x's rank and in bounds,
     and no larger than x off ``dim`` (torch's rules for gather/scatter)."""
     (d,) = normalize_dims(op, dim, x.ndim)
@@ -65,7 +65,7 @@ def _corner(x: Tensor, shape: tuple) -> Tensor:
 @public("gather")
 def gather(input, dim: int, index):
     """torch.gather: out[i][j] = input[i][index[i][j]] along ``dim`` (for dim = 1)."""
-    d, idx = _checked("gather", input, dim, _index_array("gather", index))
+    d, idx = checked_index("gather", input, dim, index_array("gather", index))
     if not input.ndim:
         return apply("gather", (input.reshape(1),), {"dim": 0, "index": idx.reshape(1)}).reshape(())
     return apply("gather", (input,), {"dim": d, "index": idx})
@@ -87,7 +87,7 @@ def scatter_add(input, dim: int, index, src):
     """torch.scatter_add: input with src[i][j] added at input[i][index[i][j]]
     (along dim = 1); repeated indices add up. input + scatter_add(src), whose
     gradient with respect to src is gather(g)."""
-    d, idx = _checked("scatter_add", input, dim, _index_array("scatter_add", index))
+    d, idx = checked_index("scatter_add", input, dim, index_array("scatter_add", index))
     added = apply("scatter_add", (_src(input, src, idx, d),), {
         "dim": d, "index": idx, "shape": tuple(input.shape)})
     return input + added
@@ -109,7 +109,7 @@ def scatter_kernel(x, src, dim, index):
     return out
 
 
-def _written(shape: tuple, dim: int, index: np.ndarray) -> np.ndarray:
+def written_mask(shape: tuple, dim: int, index: np.ndarray) -> np.ndarray:
     hit = np.zeros(shape, dtype=bool)
     hit[along_axis_index(index, dim)] = True
     return hit
@@ -120,7 +120,7 @@ def scatter_vjp(ctx, g):
     else 0;  dL/dsrc = gather(g, dim, index)."""
     dim, index = ctx.attrs["dim"], ctx.attrs["index"]
     need_x, need_src = ctx.needs_input_grad
-    gx = masked(g, ~_written(g.shape, dim, index)) if need_x else None
+    gx = masked(g, ~written_mask(g.shape, dim, index)) if need_x else None
     gsrc = apply("gather", (g,), {"dim": dim, "index": index}) if need_src else None
     return gx, gsrc
 
@@ -146,7 +146,7 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce=None):
     source = src if src is not None else value
     if source is None:
         raise TypeError("scatter() needs src (a tensor) or value (a number)")
-    d, idx = _checked("scatter", input, dim, _index_array("scatter", index))
+    d, idx = checked_index("scatter", input, dim, index_array("scatter", index))
     return apply("scatter", (input, _src(input, source, idx, d)), {"dim": d, "index": idx})
 
 
@@ -158,7 +158,7 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce=None):
 def index_select(input, dim: int, index):
     """torch.index_select: the slices of input at the positions ``index``
     (a vector) along ``dim``: x[..., index, ...], a ``getitem``."""
-    idx = _index_array("index_select", index)
+    idx = index_array("index_select", index)
     if idx.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape "
                          f"{list(idx.shape)}; flatten it with index.reshape(-1).")

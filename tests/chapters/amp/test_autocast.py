@@ -124,6 +124,8 @@ OPS = {
     "scatter": (lambda L, F, a, b: a.scatter(1, L.tensor([[0], [1], [2], [3]]), b[:, :1]), 2),
     "scatter_add": (lambda L, F, a, b: a.scatter_add(1, L.tensor([[3], [2], [1], [0]]),
                                                      b[:, :1]), 2),
+    "scatter_reduce": (lambda L, F, a, b: a.scatter_reduce(0, L.tensor([[1] * 4]), b[:1],
+                                                           "amax"), 2),
     "sort": (lambda L, F, a: a.sort().values, 1),
     "topk": (lambda L, F, a: a.topk(2).values, 1),
     "einsum": (lambda L, F, a, b: L.einsum("ij,jk->ik", a, b), 2),
