@@ -143,3 +143,32 @@ def test_second_derivative_of_prod():
     xs = x.detach().numpy()
     expected = [sum(np.prod(np.delete(xs, [i, j])) for i in range(4) if i != j) for j in range(4)]
     np.testing.assert_allclose(h.numpy(), expected, rtol=1e-12)
+
+
+AXIS_ALIAS = {
+    "sum": lambda L, F, a: a.sum(axis=0),
+    "mean_keepdim": lambda L, F, a: a.mean(axis=1, keepdim=True),
+    "var": lambda L, F, a: a.var(axis=0),
+    "std": lambda L, F, a: L.std(a, axis=1),
+    "logsumexp": lambda L, F, a: a.logsumexp(axis=0),
+    "max": lambda L, F, a: a.max(axis=0).values,
+    "softmax": lambda L, F, a: a.softmax(axis=0),
+    "cumsum": lambda L, F, a: a.cumsum(axis=1),
+    "cumprod": lambda L, F, a: L.cumprod(a, axis=0),
+    "prod": lambda L, F, a: a.prod(axis=1),
+    "sort": lambda L, F, a: a.sort(axis=0).values,
+    "topk": lambda L, F, a: a.topk(2, axis=0).values,
+    "gather": lambda L, F, a: a.gather(axis=1, index=L.tensor([[0], [2], [1]])),
+    "cat": lambda L, F, a: L.cat([a, a], axis=1),
+    "unsqueeze": lambda L, F, a: a.unsqueeze(axis=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AXIS_ALIAS))
+def test_axis_is_an_alias_of_dim_as_in_torch(name):
+    check_both(AXIS_ALIAS[name], [normal(3, 4)])
+
+
+def test_all_any_accept_axis():
+    check_both(lambda L, F, a: (a.all(axis=0), a.any(axis=1)), [normal(3, 4)],
+               grad_mask=[False])
