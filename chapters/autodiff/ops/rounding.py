@@ -164,14 +164,17 @@ def _fmod(a, b):
 def _remainder_rules(op: str, rounder):
     """The VJP and JVP of ``op`` = a - q b with q = rounder(a / b)."""
 
+    def quotient(a, b, dtype) -> np.ndarray:
+        """q in float64 (numpy has no floor for bfloat16), returned in ``dtype``."""
+        a, b = (np.asarray(getattr(x, "data", x), dtype=np.float64) for x in (a, b))
+        return rounder(a / b).astype(dtype)
+
     def vjp(ctx, g):
-        a, b = (np.asarray(getattr(x, "data", x)) for x in ctx.saved)
-        q = rounder(a / b).astype(g.dtype)
+        q = quotient(*ctx.saved, g.dtype)
         return g, (g * -q if ctx.needs_input_grad[1] else None)
 
     def jvp(primals, tangents, out):
-        a, b = primals[0].data, primals[1].data
-        return tangents[0] - tangents[1] * rounder(a / b).astype(out.dtype)
+        return tangents[0] - tangents[1] * quotient(*primals, out.dtype)
 
     vjp.__doc__ = (f"z = a - q b, q = {rounder.__name__}(a / b), locally constant:  "
                    "dL/da = g,  dL/db = -q g.")
