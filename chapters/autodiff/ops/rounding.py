@@ -166,7 +166,7 @@ def _remainder_rules(op: str, rounder):
 
     def quotient(a, b, dtype) -> np.ndarray:
         """q in float64 (numpy has no floor for bfloat16), returned in ``dtype``."""
-        a, b = (np.asarray(getattr(x, "data", x), dtype=np.float64) for x in (a, b))
+        a, b = (np.asarray(getattr(x, "data", x)).astype(np.float64) for x in (a, b))
         return rounder(a / b).astype(dtype)
 
     def vjp(ctx, g):
