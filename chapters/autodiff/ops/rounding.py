@@ -21,6 +21,7 @@ from ..dispatch import public
 from ..dtypes import bool_, is_floating
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
+from .common import data_of
 
 # ------------------------------------------------- floor, ceil, trunc, round
 
@@ -166,7 +167,7 @@ def _remainder_rules(op: str, rounder):
 
     def quotient(a, b, dtype) -> np.ndarray:
         """q in float64 (numpy has no floor for bfloat16), returned in ``dtype``."""
-        a, b = (np.asarray(getattr(x, "data", x)).astype(np.float64) for x in (a, b))
+        a, b = (data_of(x).astype(np.float64) for x in (a, b))
         return rounder(a / b).astype(dtype)
 
     def vjp(ctx, g):
