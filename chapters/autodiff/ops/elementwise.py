@@ -53,6 +53,10 @@ SMOOTH = {
 }
 
 
+#: torch's other names for the same functions (``torch.arcsin``, ``x.arcsin()``)
+ALIASES = {"asin": ("arcsin",), "acos": ("arccos",), "atan": ("arctan",)}
+
+
 def _smooth_op(op: str, fn, reads: tuple, factor, math_: str):
     """Register ``op``'s kernel and rules from its row of :data:`SMOOTH` and
     return its user function (also attached as the Tensor method ``op``)."""
@@ -78,7 +82,7 @@ def _smooth_op(op: str, fn, reads: tuple, factor, math_: str):
         f.__name__ = f.__qualname__ = name
     register_op(op, floating_meta, elementwise=True)(kernel)
     register(op, vjp=vjp, jvp=jvp, saves=reads)
-    return tensor_method()(public(op)(method))
+    return tensor_method(*ALIASES.get(op, ()))(public(op)(method))
 
 
 sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1 = (

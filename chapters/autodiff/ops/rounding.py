@@ -76,7 +76,7 @@ def _rounding_method(op: str):
 
     method.__name__ = method.__qualname__ = op
     method.__doc__ = f"torch.{op}: {op} elementwise; integer tensors are returned unchanged."
-    return tensor_method()(public(op)(method))
+    return tensor_method(*(("fix",) if op == "trunc" else ()))(public(op)(method))
 
 
 floor, ceil, trunc = (_rounding_method(op) for op in _ROUNDERS)

@@ -56,6 +56,8 @@ CASES = {
     "asin": (lambda lib, F, a: a.asin(), [unit(3, 4)]),
     "acos": (lambda lib, F, a: lib.acos(a), [unit(3, 4)]),
     "arcsin_alias": (lambda lib, F, a: lib.arcsin(a), [unit(4)]),
+    "method_aliases": (lambda lib, F, a: a.arcsin() + a.arccos() + a.arctan() + a.fix(),
+                       [unit(4)]),
     "sin_0d": (lambda lib, F, a: a.sin(), [normal()]),
     "cos_empty": (lambda lib, F, a: a.cos(), [normal(0, 3)]),
     "tan_noncontiguous": (lambda lib, F, a: a.t().tan(), [unit(3, 4)]),
