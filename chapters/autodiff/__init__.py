@@ -11,7 +11,7 @@ history backwards. Mode state is per thread (:mod:`.modes`).
 from . import functional
 from . import ops as _ops  # noqa: F401  (registers every op's kernel, rules and facts)
 from .anomaly import detect_anomaly
-from .dtypes import bfloat16, bool_, float16, float32, float64, int32, int64, uint8
+from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
 from .engine import backward, grad
 from .factories import (
     arange,
@@ -72,6 +72,35 @@ from .functions import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
+from .ops.contract import baddbmm, bmm, dot, einsum, outer
+from .ops.elementwise import (
+    acos,
+    arccos,
+    arcsin,
+    arctan,
+    asin,
+    atan,
+    copysign,
+    cos,
+    erf,
+    expm1,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    lerp,
+    log1p,
+    log2,
+    log10,
+    sin,
+    tan,
+)
+from .ops.rearrange import diag, flip, repeat, roll, tile, tril, triu
+from .ops.rounding import ceil, fix, floor, floor_divide, fmod, frac, remainder, round, trunc
+from .ops.scan import all, any, cummax, cummin, cumprod, cumsum, prod
+from .ops.scatter_reduce import scatter_reduce
+from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
+from .ops.sorting import argsort, msort, sort, topk, unique
 from .random import manual_seed
 from .tensor import Tensor
 
@@ -91,4 +120,15 @@ __all__ = [
     "pow", "rand", "randn", "randn_like", "relu", "reshape", "saved_tensor_bytes",
     "set_grad_enabled", "sigmoid", "softmax", "sqrt", "squeeze", "stack", "std", "sub", "sum",
     "tanh", "tensor", "transpose", "uint8", "unsqueeze", "var", "where", "zeros", "zeros_like",
+]
+__all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
+    "acos", "arccos", "arcsin", "arctan", "asin", "atan", "ceil", "copysign", "cos", "erf",
+    "expm1", "fix", "floor", "floor_divide", "fmod", "frac", "isclose", "isfinite", "isinf",
+    "isnan", "lerp", "log10", "log1p", "log2", "remainder", "round", "sin", "tan", "trunc",
+    "all", "any", "cummax", "cummin", "cumprod", "cumsum", "prod",
+    "diag", "flip", "repeat", "roll", "tile", "tril", "triu",  # ops.rearrange
+    "gather", "index_select", "masked_fill", "nonzero", "scatter", "scatter_add",  # ops.select
+    "argsort", "msort", "sort", "topk", "unique",  # ops.sorting
+    "baddbmm", "bmm", "dot", "einsum", "outer",  # ops.contract
+    "int8", "int16", "scatter_reduce",
 ]

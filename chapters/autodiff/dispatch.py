@@ -9,6 +9,8 @@ PyTorch's name for the op and its positional arguments and returns them
 ``F.linear`` run their internals with the hook suppressed, and so does
 backward (as in torch, backward ops run in the dtypes forward chose).
 
+Like torch, every public op accepts numpy's ``axis=`` as an alias of ``dim=``.
+
 A public op's *autocast category* per device is a fact of its registration:
 ``public("matmul", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})``
 (torch's "Autocast Op Reference"). :data:`AUTOCAST` collects them; chapter
@@ -65,6 +67,8 @@ def public(name: str, autocast: dict[str, str] | None = None):
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if "axis" in kwargs:  # torch's alias for dim, wherever an op takes dim
+                kwargs["dim"] = kwargs.pop("axis")
             modes = MODES
             hook = modes.autocast_hook
             if hook is None or modes.inside_public_op:

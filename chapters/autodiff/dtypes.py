@@ -23,6 +23,8 @@ float16 = np.dtype(np.float16)
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 uint8 = np.dtype(np.uint8)
@@ -34,7 +36,13 @@ FLOATING = (float16, bfloat16, float32, float64)
 
 _ALIASES = {"float16": float16, "half": float16, "bfloat16": bfloat16, "float32": float32,
             "float": float32, "float64": float64, "double": float64, "int64": int64,
-            "long": int64, "int32": int32, "int": int32, "bool": bool_, "uint8": uint8}
+            "long": int64, "int32": int32, "int": int32, "bool": bool_, "uint8": uint8,
+            "int16": int16, "short": int16, "int8": int8}
+
+#: torch's legacy type names (``x.type()``)
+TYPE_NAMES = {float16: "HalfTensor", bfloat16: "BFloat16Tensor", float32: "FloatTensor",
+              float64: "DoubleTensor", int8: "CharTensor", int16: "ShortTensor",
+              int32: "IntTensor", int64: "LongTensor", uint8: "ByteTensor", bool_: "BoolTensor"}
 
 
 def as_dtype(dtype) -> np.dtype:

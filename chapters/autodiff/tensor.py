@@ -174,8 +174,12 @@ class Tensor(TensorBase):
         return _binary("mul", self, other)
 
     @public("div")
-    def div(self, other):
-        return _binary("div", self, other)
+    def div(self, other, *, rounding_mode=None):
+        """True division; ``rounding_mode="floor"`` or ``"trunc"`` rounds the
+        quotient (integers stay integers: :mod:`.ops.rounding`)."""
+        if rounding_mode is None:
+            return _binary("div", self, other)
+        return apply("div_rounded", operands(self, other), {"rounding_mode": rounding_mode})
 
     @public("pow", autocast={"cuda": FLOAT32})
     def pow(self, exponent):
@@ -522,6 +526,17 @@ class Tensor(TensorBase):
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
 
+    def type(self, dtype=None):
+        """torch's legacy form: with no argument the type name
+        (``"torch.FloatTensor"``), else ``to(dtype)``; ``dtype`` may be a
+        dtype or such a name."""
+        if dtype is None:
+            return f"torch.{dtypes.TYPE_NAMES[self.data.dtype]}"
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            names = {name: d for d, name in dtypes.TYPE_NAMES.items()}
+            dtype = names.get(dtype.removeprefix("torch."), dtype)
+        return self.to(dtype)
+
     def float(self) -> Tensor:
         return self.to(dtypes.float32)
 
@@ -539,6 +554,15 @@ class Tensor(TensorBase):
 
     def int(self) -> Tensor:
         return self.to(dtypes.int32)
+
+    def short(self) -> Tensor:
+        return self.to(dtypes.int16)
+
+    def char(self) -> Tensor:
+        return self.to(dtypes.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(dtypes.uint8)
 
     def bool(self) -> Tensor:
         return self.to(dtypes.bool_)
@@ -656,6 +680,23 @@ class Tensor(TensorBase):
 apply = functools.partial(run, Tensor)
 
 _ValuesIndices = namedtuple("return_types", ["values", "indices"])
+
+
+def tensor_method(*aliases: str):
+    """Decorator for op family modules (:mod:`.ops`): attach ``fn`` to
+    :class:`Tensor` as the method ``fn.__name__`` (and each alias, e.g.
+    ``"__mod__"``), so a family's user API sits next to its kernels and rules
+    instead of growing this file. A name Tensor already has is refused."""
+
+    def attach(fn):
+        for name in (fn.__name__, *aliases):
+            if name in vars(Tensor):
+                raise ValueError(f"Tensor.{name} is already defined; an op family may add "
+                                 "methods, not replace them (edit the existing one instead)")
+            setattr(Tensor, name, fn)
+        return fn
+
+    return attach
 
 
 def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:

@@ -16,6 +16,15 @@ index     getitem (and its adjoint), gather, scatter_add, embedding
 linalg    matmul, linear
 conv      im2col, col2im, conv2d, max_pool2d, avg_pool2d
 norm      layer_norm, batch_norm
+elementwise  sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
+          isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
+rounding  floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
+scan      cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
+select    scatter (gather, scatter_add, index_select, masked_fill: compositions)
+scatter_reduce  scatter_reduce (sum, prod, mean, amax, amin)
+rearrange flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
+sorting   sort, argsort, topk, unique: numpy permutations read with gather
+contract  einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
 ========  ===========================================================
 
 The losses are compositions of these ops (``cross_entropy`` is
@@ -23,6 +32,25 @@ The losses are compositions of these ops (``cross_entropy`` is
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, index, linalg, norm, reduce, shape, unary
+from . import (
+    arith,
+    contract,
+    conv,
+    elementwise,
+    index,
+    linalg,
+    norm,
+    rearrange,
+    reduce,
+    rounding,
+    scan,
+    scatter_reduce,
+    select,
+    shape,
+    sorting,
+    unary,
+)
 
 __all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
+__all__ += ["contract", "elementwise", "rearrange", "rounding", "scan", "scatter_reduce", "select",
+            "sorting"]

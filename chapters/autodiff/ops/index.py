@@ -85,8 +85,11 @@ def _gather_meta(x: TensorMeta, dim, index, **_) -> TensorMeta:
 
 @register_op("gather", _gather_meta)
 def gather(x, dim, index):
-    """``out[i][j] = x[i][index[i][j]]`` along ``dim`` (torch.gather)."""
-    return np.take_along_axis(x, index, axis=dim)
+    """``out[i][j] = x[i][index[i][j]]`` along ``dim`` (torch.gather); off
+    ``dim`` the index may be smaller than x, and reads x's leading corner."""
+    corner = tuple(slice(None) if k == dim % x.ndim else slice(0, n)
+                   for k, n in enumerate(index.shape))
+    return np.take_along_axis(x[corner], index, axis=dim)
 
 
 def _scatter_add_meta(g: TensorMeta, dim, index, shape, **_) -> TensorMeta:
