@@ -9,6 +9,8 @@ autocast hook, whatever it does inside.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import dtypes
@@ -134,12 +136,18 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
 
 
 @public("embedding")
-def embedding(input, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` picked by the integer tensor ``input``."""
+def embedding(input, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Rows of ``weight`` picked by the integer tensor ``input``. Lookups of
+    row ``padding_idx`` give that row but send it no gradient (torch's
+    padding row stays as initialised)."""
     indices = input.data if isinstance(input, Tensor) else np.asarray(input)
     if dtypes.category(indices.dtype) != 1:
         raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
-    return apply("embedding", (weight, indices))
+    rows = apply("embedding", (weight, indices))
+    if padding_idx is None:
+        return rows
+    padding = (indices == padding_idx % weight.shape[0])[..., None]
+    return apply("where", (padding, rows.detach(), rows))
 
 
 @public("layer_norm", autocast={"cuda": FLOAT32})
@@ -241,23 +249,48 @@ def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: 
 def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """nll_loss(log_softmax(input, dim=1), target); ``target`` may also hold
-    class probabilities (a float tensor of the input's shape)."""
+    class probabilities (a float tensor of the input's shape).
+
+    Label smoothing (标签平滑) with ``eps = label_smoothing`` trains against
+    ``(1 - eps) * onehot(target) + eps / C``, so the loss is
+    ``(1 - eps) * nll + eps / C * sum_c w_c (-log p_c)``; with class indices
+    the smoothing term skips ``ignore_index`` targets and its mean divides by
+    the same total weight as nll_loss's."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
+                           f"{label_smoothing}")
     logp = apply("log_softmax", (input,), {"dim": 1})
     t = target.data if isinstance(target, Tensor) else np.asarray(target)
     if dtypes.is_floating(t.dtype):
-        probs = _tensor(target)
-        if label_smoothing:
-            probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[1]
-        return _reduce(-(logp * probs).sum(1), reduction)
+        return _soft_target_cross_entropy(logp, _tensor(target), weight, reduction,
+                                          label_smoothing)
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return loss
+    keep = t != ignore_index
+    smooth = -_class_weighted(logp, weight).sum(1) * keep.astype(logp.dtype)
+    if reduction == "mean":
+        w = np.ones(input.shape[1]) if weight is None else weight.data
+        smooth = smooth.sum() / np.asarray(w[np.where(keep, t, 0)][keep].sum(), logp.dtype)
+    else:
+        smooth = _reduce(smooth, reduction)
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / input.shape[1])
+
+
+def _class_weighted(logp: Tensor, weight: Tensor | None) -> Tensor:
+    """``logp`` with class c (dim 1) scaled by ``weight[c]`` (unchanged without weights)."""
+    if weight is None:
+        return logp
+    return logp * weight.reshape((1, -1) + (1,) * (logp.ndim - 2)).to(logp.dtype)
+
+
+def _soft_target_cross_entropy(logp: Tensor, probs: Tensor, weight: Tensor | None,
+                               reduction: str, label_smoothing: float) -> Tensor:
+    """-sum_c w_c q_c log p_c for target probabilities q (smoothed toward 1/C);
+    the mean is over the batch elements, as torch."""
     if label_smoothing:
-        if weight is not None:
-            raise NotImplementedError("cross_entropy: label_smoothing with class weights")
-        smooth = _reduce(-logp.mean(1) * (t != ignore_index).astype(logp.dtype), reduction)
-        if reduction == "mean":
-            smooth = smooth * (t.size / max(int((t != ignore_index).sum()), 1))
-        loss = loss * (1 - label_smoothing) + smooth * label_smoothing
-    return loss
+        probs = probs * (1 - label_smoothing) + label_smoothing / logp.shape[1]
+    return _reduce(-(_class_weighted(logp, weight) * probs).sum(1), reduction)
 
 
 @public("mse_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
@@ -278,8 +311,121 @@ def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     return _reduce((input - _tensor(target)).abs(), reduction)
 
 
+
+
+# --------------------------------------------- more losses, and one_hot
+
+
+@public("one_hot")
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
-    """Integer classes -> int64 one-hot rows (no gradient)."""
+    """Class indices (int64) -> int64 rows with a 1 at the class: shape
+    ``tensor.shape + (num_classes,)``; ``num_classes=-1`` takes max + 1."""
     t = tensor.data if isinstance(tensor, Tensor) else np.asarray(tensor)
+    if t.dtype != np.int64:
+        raise RuntimeError(f"one_hot: expected an index tensor of dtype int64, got {t.dtype}; "
+                           "convert it with .long()")
+    if num_classes < 0 and t.size == 0:
+        raise RuntimeError("one_hot: can not infer the number of classes from an empty tensor; "
+                           "pass num_classes")
+    if t.size and t.min() < 0:
+        raise RuntimeError(f"one_hot: class values must be non-negative, got {t.min()}")
     n = int(t.max()) + 1 if num_classes < 0 else num_classes
+    if t.size and t.max() >= n:
+        raise RuntimeError(f"one_hot: class values must be smaller than num_classes={n}, "
+                           f"got {t.max()}")
     return Tensor((t[..., None] == np.arange(n)).astype(np.int64))
+
+
+def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"{op}: target of shape {list(target.shape)} must have the input's "
+                         f"shape {list(input.shape)}; broadcasting them is almost always a "
+                         "bug. Reshape one of them.")
+
+
+@public("binary_cross_entropy")
+def binary_cross_entropy(input: Tensor, target, weight: Tensor | None = None,
+                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1]; each
+    log is clamped at -100 as torch does, so x = 0 or 1 gives a finite loss.
+    The gradient is w (x - t) / (x (1 - x)): it explodes near 0 and 1, which
+    is why ``binary_cross_entropy_with_logits`` exists."""
+    target = _tensor(target)
+    _same_shape("binary_cross_entropy", input, target)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"binary_cross_entropy: target dtype {target.dtype} must be the "
+                           f"input's {input.dtype}; convert it with .to(input.dtype)")
+    if input.numel() and (np.any(input.data < 0) or np.any(input.data > 1)):
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
+                           "and 1 (probabilities); for logits use "
+                           "binary_cross_entropy_with_logits")
+    log_x = input.log().clamp(min=-100)
+    log_1mx = (1 - input).log().clamp(min=-100)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+@public("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input: Tensor, target, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(x), t) without forming sigmoid(x):
+    -log sigmoid(x) = softplus(-x) = log(e^0 + e^-x), a logsumexp, so
+    loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), finite for any
+    x, with gradient sigmoid(x) - t (unweighted)."""
+    target = _tensor(target)
+    _same_shape("binary_cross_entropy_with_logits", input, target)
+    from_negative = apply("stack", (np.zeros(input.shape, input.dtype), -input), {"dim": 0})
+    softplus_neg = from_negative.logsumexp(0)
+    log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input + log_weight * softplus_neg
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+# --------------------------------------------------------------- attention
+
+
+def attention_bias(attn_mask, is_causal: bool, query_len: int, key_len: int, dtype):
+    """The additive mask of ``scaled_dot_product_attention`` (or None): a bool
+    mask becomes 0 where attending is allowed (True) and -inf elsewhere; a
+    float mask is added as it is; ``is_causal`` allows key j for query i only
+    when j <= i (the lower triangle)."""
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("scaled_dot_product_attention: give either attn_mask or "
+                               "is_causal=True, not both (fold the causal triangle into "
+                               "your mask)")
+        attn_mask = np.tril(np.ones((query_len, key_len), dtype=bool))
+    if attn_mask is None:
+        return None
+    mask = attn_mask.data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+    if mask.dtype == np.bool_:
+        return np.where(mask, 0.0, -np.inf).astype(dtype)
+    return attn_mask if isinstance(attn_mask, Tensor) else mask.astype(dtype)
+
+
+@public("scaled_dot_product_attention")
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Tensor:
+    """Attention (注意力): softmax(Q K^T * scale + M) V over the last two dims,
+    ``scale = 1/sqrt(E)`` by default. Q is (..., L, E), K (..., S, E), V
+    (..., S, Ev); M is :func:`attention_bias`. Each query's weights over the
+    S keys sum to 1; the gradient flows through matmul, softmax and matmul.
+    A row with every key masked gives NaN, as torch."""
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not "
+                                  "implemented; repeat the key/value heads yourself")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: query {list(query.shape)}, key "
+                           f"{list(key.shape)} and value {list(value.shape)} do not fit: query "
+                           "and key need the same last dim, key and value the same length")
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.mT) * scale
+    bias = attention_bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], scores.dtype)
+    if bias is not None:
+        scores = scores + bias
+    weights = scores.softmax(-1)
+    if dropout_p > 0:
+        weights = dropout(weights, dropout_p)
+    return weights @ value

@@ -155,11 +155,11 @@ class Dropout(Module):
     """Zero each element with probability ``p`` in training and scale the rest by
     ``1 / (1 - p)`` (inverted dropout), so ``eval()`` needs no rescaling."""
 
-    def __init__(self, p: float = 0.5):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"Dropout probability has to be between 0 and 1, got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, p=self.p, training=self.training)
@@ -169,16 +169,25 @@ class Dropout(Module):
 
 
 class Embedding(Module):
-    """A lookup table ``weight[indices]``, initialised ``N(0, 1)`` as torch."""
+    """A lookup table ``weight[indices]``, initialised ``N(0, 1)`` as torch;
+    row ``padding_idx`` starts at zero and receives no gradient."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype=np.float32):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 dtype=np.float32):
         super().__init__()
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise AssertionError(f"Embedding: padding_idx {padding_idx} must be within "
+                                 f"num_embeddings {num_embeddings}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
         self.weight = Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype))
         init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight.data[self.padding_idx] = 0
 
     def forward(self, indices: Tensor) -> Tensor:
-        return F.embedding(indices, self.weight)
+        return F.embedding(indices, self.weight, padding_idx=self.padding_idx)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
