@@ -316,7 +316,6 @@ def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
 # --------------------------------------------- more losses, and one_hot
 
 
-@public("one_hot")
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """Class indices (int64) -> int64 rows with a 1 at the class: shape
     ``tensor.shape + (num_classes,)``; ``num_classes=-1`` takes max + 1."""
@@ -343,7 +342,6 @@ def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
                          "bug. Reshape one of them.")
 
 
-@public("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1]; each
@@ -365,7 +363,6 @@ def binary_cross_entropy(input: Tensor, target, weight: Tensor | None = None,
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
-@public("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -404,7 +401,6 @@ def attention_bias(attn_mask, is_causal: bool, query_len: int, key_len: int, dty
     return attn_mask if isinstance(attn_mask, Tensor) else mask.astype(dtype)
 
 
-@public("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:
