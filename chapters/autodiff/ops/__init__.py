@@ -16,6 +16,7 @@ index     getitem (and its adjoint), gather, scatter_add, embedding
 linalg    matmul, linear
 conv      im2col, col2im, conv2d, max_pool2d, avg_pool2d
 norm      layer_norm, batch_norm
+pad       pad (constant, reflect, replicate, circular) and its adjoint
 ========  ===========================================================
 
 The losses are compositions of these ops (``cross_entropy`` is
@@ -23,6 +24,6 @@ The losses are compositions of these ops (``cross_entropy`` is
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, index, linalg, norm, reduce, shape, unary
+from . import arith, conv, index, linalg, norm, pad, reduce, shape, unary
 
-__all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
+__all__ = ["arith", "conv", "index", "linalg", "norm", "pad", "reduce", "shape", "unary"]
