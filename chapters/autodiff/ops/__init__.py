@@ -6,24 +6,29 @@ next to each other, with the math in each docstring, and one
 :func:`~chapters.autodiff.rules.register` call gives the op its chapter 2
 entry (rules and facts). Importing this package registers every op.
 
-========  ===========================================================
-arith     add, sub, mul, div, pow, maximum, minimum, where, compare, dropout
-unary     neg, exp, log, sqrt, abs, tanh, sigmoid, relu, leaky_relu,
-          clamp, erf, gelu, cast
-reduce    sum, mean, amax, var, logsumexp, softmax, log_softmax
-shape     reshape, transpose, permute, broadcast_to, cat, stack
-index     getitem (and its adjoint), gather, scatter_add, embedding
-linalg    matmul, linear
-conv      im2col, col2im, conv2d, max_pool2d, avg_pool2d
-norm      layer_norm, batch_norm
-pad       pad (constant, reflect, replicate, circular) and its adjoint
-========  ===========================================================
+==============  ===================================================================
+arith           add, sub, mul, div, pow, maximum, minimum, where, compare, dropout
+unary           neg, exp, log, sqrt, abs, tanh, sigmoid, relu, leaky_relu,
+                clamp, erf, gelu, cast
+reduce          sum, mean, amax, var, logsumexp, softmax, log_softmax
+shape           reshape, transpose, permute, broadcast_to, cat, stack
+index           getitem (and its adjoint), gather, scatter_add, embedding
+linalg          matmul, linear
+conv            im2col, col2im, conv2d (stride, padding, dilation, groups),
+                max_pool2d, avg_pool2d
+conv_transpose  conv_transpose2d (conv2d's input adjoint, run forward)
+norm            layer_norm, batch_norm
+pad             pad (constant, reflect, replicate, circular) and its adjoint
+==============  ===================================================================
+
+``resample`` holds the resize matrices of ``F.interpolate`` (no op of its own).
 
 The losses are compositions of these ops (``cross_entropy`` is
 ``log_softmax`` then ``nll_loss``, itself a ``gather``), so they have no rule
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, index, linalg, norm, pad, reduce, shape, unary
+from . import arith, conv, conv_transpose, index, linalg, norm, pad, reduce, shape, unary
 
-__all__ = ["arith", "conv", "index", "linalg", "norm", "pad", "reduce", "shape", "unary"]
+__all__ = ["arith", "conv", "conv_transpose", "index", "linalg", "norm", "pad", "reduce",
+           "shape", "unary"]
