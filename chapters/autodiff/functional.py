@@ -18,6 +18,7 @@ from .dispatch import FLOAT32, LOWER_PRECISION, public
 from .grad_mode import no_grad
 from .ops.conv import pair
 from .ops.pad import MODES as PAD_MODES
+from .ops.pool import max_pool2d_indices
 from .ops.resample import resize_matrix
 from .random import default_generator
 from .tensor import Tensor, apply
@@ -146,22 +147,43 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         "dilation": pair(dilation), "groups": groups})
 
 
-def _pool_attrs(kernel_size, stride, padding) -> dict:
-    kernel = pair(kernel_size)
-    return {"kernel_size": kernel, "stride": kernel if stride is None else pair(stride),
-            "padding": pair(padding)}
+def _pool_attrs(op: str, kernel_size, stride, padding, dilation=1) -> dict:
+    kernel, padding, dilation = pair(kernel_size), pair(padding), pair(dilation)
+    stride = kernel if stride is None or stride == [] else pair(stride)
+    for k, p, d in zip(kernel, padding, dilation, strict=True):
+        if 2 * p > d * (k - 1) + 1:
+            raise RuntimeError(f"{op}: padding {padding} should be at most half of the "
+                               f"(dilated) kernel {kernel}, so every window covers some input")
+    return {"kernel_size": kernel, "stride": stride, "padding": padding}
 
 
 @public("max_pool2d")
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
-    """The maximum of each window (stride defaults to the kernel size)."""
-    return apply("max_pool2d", (input,), _pool_attrs(kernel_size, stride, padding))
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """The maximum of each window (stride defaults to the kernel size);
+    ``dilation`` spaces the window's taps, ``ceil_mode`` keeps a last partial
+    window, ``return_indices`` also returns where each maximum is (a flat
+    index into its channel's H x W plane, as torch)."""
+    attrs = _pool_attrs("max_pool2d", kernel_size, stride, padding, dilation)
+    attrs.update(dilation=pair(dilation), ceil_mode=bool(ceil_mode))
+    out = apply("max_pool2d", (input,), attrs)
+    if not return_indices:
+        return out
+    return out, Tensor(max_pool2d_indices(input.data, attrs))
 
 
 @public("avg_pool2d")
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
-    """The mean of each window, zero padding counted (torch's count_include_pad=True)."""
-    return apply("avg_pool2d", (input,), _pool_attrs(kernel_size, stride, padding))
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """The mean of each window; zero padding counts toward the divisor unless
+    ``count_include_pad=False``; ``divisor_override`` replaces the divisor."""
+    attrs = _pool_attrs("avg_pool2d", kernel_size, stride, padding)
+    if divisor_override is not None and divisor_override <= 0:
+        raise RuntimeError(f"avg_pool2d: divisor_override must be positive, got "
+                           f"{divisor_override}")
+    attrs.update(ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+                 divisor_override=divisor_override)
+    return apply("avg_pool2d", (input,), attrs)
 
 
 @public("dropout")

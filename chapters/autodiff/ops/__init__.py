@@ -14,8 +14,8 @@ reduce          sum, mean, amax, var, logsumexp, softmax, log_softmax
 shape           reshape, transpose, permute, broadcast_to, cat, stack
 index           getitem (and its adjoint), gather, scatter_add, embedding
 linalg          matmul, linear
-conv            im2col, col2im, conv2d (stride, padding, dilation, groups),
-                max_pool2d, avg_pool2d
+conv            im2col, col2im, conv2d (stride, padding, dilation, groups)
+pool            max_pool2d, avg_pool2d (ceil_mode, dilation, count_include_pad)
 conv_transpose  conv_transpose2d (conv2d's input adjoint, run forward)
 norm            layer_norm, batch_norm
 pad             pad (constant, reflect, replicate, circular) and its adjoint
@@ -28,7 +28,19 @@ The losses are compositions of these ops (``cross_entropy`` is
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, conv_transpose, index, linalg, norm, pad, reduce, shape, unary
+from . import (
+    arith,
+    conv,
+    conv_transpose,
+    index,
+    linalg,
+    norm,
+    pad,
+    pool,
+    reduce,
+    shape,
+    unary,
+)
 
-__all__ = ["arith", "conv", "conv_transpose", "index", "linalg", "norm", "pad", "reduce",
-           "shape", "unary"]
+__all__ = ["arith", "conv", "conv_transpose", "index", "linalg", "norm", "pad", "pool",
+           "reduce", "shape", "unary"]

@@ -1,4 +1,5 @@
-"""Convolution and pooling, resting on one pair of linear maps.
+"""Convolution, resting on one pair of linear maps (pooling, in :mod:`.pool`,
+rests on them too).
 
 ``im2col`` copies every kernel-sized window of the (padded) input into a
 column, so that a convolution becomes one matrix product ``W @ cols`` and a
@@ -16,7 +17,6 @@ from chapters.graph.ops import ShapeError, TensorMeta, register_op
 
 from ..rules import register
 from ..tensor import Tensor, apply
-from .common import masked
 
 
 def pair(value) -> tuple[int, int]:
@@ -93,13 +93,13 @@ def col2im(cols, input_shape, kernel_size, stride, padding, dilation=(1, 1)):
     return out[:, :, ph:ph + h, pw:pw + w]
 
 
-def _im2col(x: Tensor, attrs: dict, pad_value=0.0) -> Tensor:
+def apply_im2col(x: Tensor, attrs: dict, pad_value=0.0) -> Tensor:
     return apply("im2col", (x,), {"kernel_size": attrs["kernel_size"], "stride": attrs["stride"],
                                   "padding": attrs["padding"], "pad_value": pad_value,
                                   "dilation": attrs.get("dilation", (1, 1))})
 
 
-def _col2im(cols: Tensor, shape: tuple, attrs: dict) -> Tensor:
+def apply_col2im(cols: Tensor, shape: tuple, attrs: dict) -> Tensor:
     return apply("col2im", (cols,), {"input_shape": shape, "kernel_size": attrs["kernel_size"],
                                      "stride": attrs["stride"], "padding": attrs["padding"],
                                      "dilation": attrs.get("dilation", (1, 1))})
@@ -108,7 +108,7 @@ def _col2im(cols: Tensor, shape: tuple, attrs: dict) -> Tensor:
 def im2col_vjp(ctx, g):
     """cols = im2col(x) is linear; its adjoint col2im adds each column's
     gradient back onto its window: dL/dx = col2im(g)."""
-    return (_col2im(g, ctx.input_meta[0][0], ctx.attrs),)
+    return (apply_col2im(g, ctx.input_meta[0][0], ctx.attrs),)
 
 
 def im2col_jvp(primals, tangents, out, **attrs):
@@ -118,7 +118,7 @@ def im2col_jvp(primals, tangents, out, **attrs):
 
 def col2im_vjp(ctx, g):
     """x = col2im(cols) is linear, the adjoint of im2col: dL/dcols = im2col(g)."""
-    return (_im2col(g, ctx.attrs),)
+    return (apply_im2col(g, ctx.attrs),)
 
 
 def col2im_jvp(primals, tangents, out, **attrs):
@@ -179,10 +179,10 @@ def conv2d_vjp(ctx, g):
     w2 = w.reshape(groups, o // groups, -1)
     gx = gw = gb = None
     if needs[0]:
-        gx = _col2im((w2.mT @ g2).reshape(n, x.data.shape[1] * w.data.shape[2] *
+        gx = apply_col2im((w2.mT @ g2).reshape(n, x.data.shape[1] * w.data.shape[2] *
                                           w.data.shape[3], -1), x.data.shape, conv)
     if needs[1]:
-        cols = _im2col(x, conv)
+        cols = apply_im2col(x, conv)
         cols = cols.reshape(n, groups, cols.data.shape[1] // groups, -1)
         gw = (g2 @ cols.mT).sum(0).reshape(w.data.shape)
     if len(needs) > 2 and needs[2]:
@@ -201,86 +201,3 @@ def conv2d_jvp(primals, tangents, out, **attrs):
 
 
 register("conv2d", vjp=conv2d_vjp, jvp=conv2d_jvp, saves=(0, 1))
-
-# ----------------------------------------------------------------- pooling
-
-
-def _pool_meta(op: str):
-    def infer(x: TensorMeta, kernel_size, stride, padding, **_) -> TensorMeta:
-        _check_4d(op, x)
-        oh, ow = conv_output_size(op, x.shape[2:], kernel_size, stride, padding)
-        return TensorMeta((x.shape[0], x.shape[1], oh, ow), x.dtype)
-
-    return infer
-
-
-def pool_columns(x, kernel_size, stride, padding, pad_value):
-    """Every window of every channel as a column: (N*C, kh*kw, L)."""
-    n, c, h, w = x.shape
-    return im2col(x.reshape(n * c, 1, h, w), kernel_size, stride, padding, pad_value)
-
-
-@register_op("max_pool2d", _pool_meta("max_pool2d"))
-def max_pool2d(x, kernel_size, stride, padding):
-    """The largest value of each window (padding counts as -inf)."""
-    n, c, h, w = x.shape
-    oh, ow = conv_output_size("max_pool2d", (h, w), kernel_size, stride, padding)
-    cols = pool_columns(x, kernel_size, stride, padding, -np.inf)
-    return cols.max(axis=1).reshape(n, c, oh, ow)
-
-
-def _first_max_mask(cols: np.ndarray) -> np.ndarray:
-    """One-hot along axis 1 at the first maximum of each window (torch's choice)."""
-    mask = np.zeros(cols.shape, dtype=bool)
-    idx = np.argmax(cols, axis=1)
-    np.put_along_axis(mask, idx[:, None, :], True, axis=1)
-    return mask
-
-
-def max_pool2d_vjp(ctx, g):
-    """out = max of each window:  dL/dx = col2im(g placed at each window's argmax)."""
-    (x,) = ctx.saved
-    n, c, h, w = x.data.shape
-    cols = pool_columns(x.data, ctx.attrs["kernel_size"], ctx.attrs["stride"],
-                        ctx.attrs["padding"], -np.inf)
-    spread = masked(g.reshape(n * c, 1, -1).expand(cols.shape), _first_max_mask(cols))
-    return (_col2im(spread, (n * c, 1, h, w), ctx.attrs).reshape(n, c, h, w),)
-
-
-def max_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
-    """tout = tx at each window's (first) argmax."""
-    x, t = primals[0].data, tangents[0]
-    n, c = x.shape[:2]
-    cols = pool_columns(x, kernel_size, stride, padding, -np.inf)
-    attrs = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
-    tcols = _im2col(t.reshape(n * c, 1, *x.shape[2:]), attrs)
-    return masked(tcols, _first_max_mask(cols)).sum(1).reshape(out.shape)
-
-
-register("max_pool2d", vjp=max_pool2d_vjp, jvp=max_pool2d_jvp, saves=(0,))
-
-
-@register_op("avg_pool2d", _pool_meta("avg_pool2d"))
-def avg_pool2d(x, kernel_size, stride, padding):
-    """The mean of each window (zero padding included in the count, torch's default)."""
-    n, c, h, w = x.shape
-    oh, ow = conv_output_size("avg_pool2d", (h, w), kernel_size, stride, padding)
-    cols = pool_columns(x, kernel_size, stride, padding, 0.0)
-    return cols.mean(axis=1).reshape(n, c, oh, ow).astype(x.dtype, copy=False)
-
-
-def avg_pool2d_vjp(ctx, g):
-    """out = mean of each window of k elements:  dL/dx = col2im(g / k on every element)."""
-    n, c, h, w = ctx.input_meta[0][0]
-    kh, kw = ctx.attrs["kernel_size"]
-    spread = g.reshape(n * c, 1, -1).expand(n * c, kh * kw, g.data.shape[2] * g.data.shape[3])
-    return (_col2im(spread / (kh * kw), (n * c, 1, h, w), ctx.attrs).reshape(n, c, h, w),)
-
-
-def avg_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
-    """tout = avg_pool2d(tx) (linear)."""
-    return apply("avg_pool2d", (tangents[0],), {"kernel_size": kernel_size, "stride": stride,
-                                                "padding": padding})
-
-
-register("avg_pool2d", vjp=avg_pool2d_vjp, jvp=avg_pool2d_jvp)
