@@ -147,13 +147,12 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         "dilation": pair(dilation), "groups": groups})
 
 
-def _pool_attrs(op: str, kernel_size, stride, padding, dilation=1) -> dict:
-    kernel, padding, dilation = pair(kernel_size), pair(padding), pair(dilation)
+def _pool_attrs(op: str, kernel_size, stride, padding) -> dict:
+    kernel, padding = pair(kernel_size), pair(padding)
     stride = kernel if stride is None or stride == [] else pair(stride)
-    for k, p, d in zip(kernel, padding, dilation, strict=True):
-        if 2 * p > d * (k - 1) + 1:
-            raise RuntimeError(f"{op}: padding {padding} should be at most half of the "
-                               f"(dilated) kernel {kernel}, so every window covers some input")
+    if any(2 * p > k for k, p in zip(kernel, padding, strict=True)):
+        raise RuntimeError(f"{op}: padding {padding} should be at most half of the kernel size "
+                           f"{kernel}, so that no window lies in the padding alone")
     return {"kernel_size": kernel, "stride": stride, "padding": padding}
 
 
@@ -164,7 +163,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     ``dilation`` spaces the window's taps, ``ceil_mode`` keeps a last partial
     window, ``return_indices`` also returns where each maximum is (a flat
     index into its channel's H x W plane, as torch)."""
-    attrs = _pool_attrs("max_pool2d", kernel_size, stride, padding, dilation)
+    attrs = _pool_attrs("max_pool2d", kernel_size, stride, padding)
     attrs.update(dilation=pair(dilation), ceil_mode=bool(ceil_mode))
     out = apply("max_pool2d", (input,), attrs)
     if not return_indices:
