@@ -4,6 +4,7 @@ model, so both engines can start from identical weights."""
 
 from . import init
 from .attention import MultiheadAttention
+from .conv import AvgPool2d, Conv1d, ConvTranspose2d, MaxPool2d
 from .layers import (
     GELU,
     Conv2d,
@@ -23,7 +24,8 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .transformer import TransformerEncoderLayer
 
 __all__ = [
-    "GELU", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
+    "GELU", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d",
     "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "Linear",
     "MSELoss", "Module", "MultiheadAttention", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Tanh", "TransformerEncoderLayer", "init",

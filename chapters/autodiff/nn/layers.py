@@ -57,19 +57,23 @@ class Linear(Module):
 
 
 class Conv2d(Module):
-    """2-D cross-correlation, weight ``(out_channels, in_channels, kh, kw)``.
+    """2-D cross-correlation, weight ``(out_channels, in_channels / groups, kh, kw)``.
 
     Initialised as torch: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` with
-    ``fan_in = in_channels * kh * kw``, for weight and bias.
+    ``fan_in = in_channels / groups * kh * kw``, for weight and bias.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
-                 padding=0, bias: bool = True, dtype=np.float32):
+                 padding=0, dilation=1, groups: int = 1, bias: bool = True, dtype=np.float32):
         super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv2d: groups={groups} must divide in_channels {in_channels} "
+                             f"and out_channels {out_channels}")
         kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding = (kh, kw), stride, padding
-        self.weight = Parameter(_empty(out_channels, in_channels, kh, kw, dtype=dtype))
+        self.dilation, self.groups = dilation, groups
+        self.weight = Parameter(_empty(out_channels, in_channels // groups, kh, kw, dtype=dtype))
         self.register_parameter("bias", Parameter(_empty(out_channels, dtype=dtype))
                                 if bias else None)
         self.reset_parameters()
@@ -82,11 +86,13 @@ class Conv2d(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+                f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+                f"groups={self.groups}")
 
 
 class Sequential(Module):

@@ -100,3 +100,43 @@ def test_errors_match_torch(call):
         call(torch.nn.functional, torch.tensor(x), torch.tensor(w))
     with pytest.raises(RuntimeError, match="conv"):
         call(F, ad.tensor(x), ad.tensor(w))
+
+
+MODULES = {
+    "Conv2d_groups_dilation": (lambda nn: nn.Conv2d(4, 6, 3, stride=2, padding=2, dilation=2,
+                                                    groups=2), (2, 4, 9, 8)),
+    "Conv1d": (lambda nn: nn.Conv1d(3, 4, 3, padding=1, groups=1), (2, 3, 10)),
+    "ConvTranspose2d": (lambda nn: nn.ConvTranspose2d(4, 6, (3, 2), stride=2, padding=1,
+                                                      output_padding=1, groups=2), (2, 4, 3, 4)),
+    "MaxPool2d": (lambda nn: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True), (2, 3, 6, 7)),
+    "AvgPool2d": (lambda nn: nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+                  (2, 3, 6, 7)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_load_torch_weights_and_match(name):
+    make, shape = MODULES[name]
+    torch.manual_seed(0)
+    theirs, ours = make(torch.nn), make(ad.nn)
+    assert ([(n, tuple(p.shape)) for n, p in ours.named_parameters()]
+            == [(n, tuple(p.shape)) for n, p in theirs.named_parameters()])
+    ours.load_state_dict(theirs.state_dict())
+    x = normal(*shape)
+    xe, xt = ad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ye, yt = ours(xe), theirs(xt)
+    np.testing.assert_allclose(ye.data, yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    cot = normal(*yt.shape)
+    ye.backward(ad.tensor(cot))
+    yt.backward(torch.tensor(cot))
+    np.testing.assert_allclose(xe.grad.data, xt.grad.numpy(), rtol=1e-4, atol=1e-4)
+    for (n, p), q in zip(ours.named_parameters(), theirs.parameters(), strict=True):
+        np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-4, atol=1e-4,
+                                   err_msg=n)
+
+
+def test_conv_init_bounds_follow_fan_in_per_group():
+    """torch's bound 1/sqrt(fan_in), fan_in = in_channels / groups * kernel area."""
+    layer = ad.nn.Conv2d(8, 4, 3, groups=4)
+    assert np.abs(layer.weight.data).max() <= 1 / np.sqrt(2 * 9)
+    assert np.abs(layer.weight.data).max() > 0.5 / np.sqrt(2 * 9)
