@@ -338,7 +338,7 @@ def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_in
     smooth = -_class_weighted(logp, weight).sum(1) * keep.astype(logp.dtype)
     if reduction == "mean":
         w = np.ones(input.shape[1]) if weight is None else weight.data
-        smooth = smooth.sum() / np.asarray(w[np.where(keep, t, 0)][keep].sum(), logp.dtype)
+        smooth = smooth.sum() / np.asarray(w[t[keep]].sum(), logp.dtype)
     else:
         smooth = _reduce(smooth, reduction)
     return loss * (1 - label_smoothing) + smooth * (label_smoothing / input.shape[1])
