@@ -215,3 +215,26 @@ def test_transformer_encoder_layer_rejects_unknown_activation():
         torch.nn.TransformerEncoderLayer(16, 4, activation="swish")
     with pytest.raises(RuntimeError, match="activation"):
         nn.TransformerEncoderLayer(16, 4, activation="swish")
+
+
+def test_transformer_encoder_layer_in_eval_mode_ignores_dropout_as_torch():
+    ours, theirs = both_modules(lambda lib: lib.TransformerEncoderLayer(
+        16, 4, dim_feedforward=32, dropout=0.3, batch_first=True, norm_first=True))
+    ours.eval()
+    theirs.eval()
+    x = normal(2, 5, 16)
+    with torch.no_grad():
+        expected = theirs(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours(ad.tensor(x)).data, expected, rtol=1e-5, atol=2e-6)
+
+
+def test_attention_dropout_in_training_zeroes_weights_and_rescales():
+    """Attention dropout acts on the weights: with V = identity the output rows
+    are the dropped weights, each 0 or the weight / (1 - p)."""
+    q, k = ad.tensor(normal(64, 8)), ad.tensor(normal(64, 8))
+    eye = ad.tensor(np.eye(64, dtype=np.float32))
+    weights = F.scaled_dot_product_attention(q, k, eye).data
+    dropped = F.scaled_dot_product_attention(q, k, eye, dropout_p=0.25).data
+    kept = dropped != 0
+    np.testing.assert_allclose(dropped[kept], weights[kept] / 0.75, rtol=1e-5)
+    assert abs(kept.mean() - 0.75) < 0.034  # 4096 draws: 5 sigma = 0.034
