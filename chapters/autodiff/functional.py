@@ -468,17 +468,29 @@ def attention_bias(attn_mask, is_causal: bool, query_len: int, key_len: int, dty
     return attn_mask if isinstance(attn_mask, Tensor) else mask.astype(dtype)
 
 
+def _share_heads(query: Tensor, kv: Tensor) -> Tensor:
+    """Grouped-query attention: each of the Hkv key/value heads (dim -3) serves
+    Hq / Hkv consecutive query heads, so it is repeated that many times."""
+    heads, kv_heads = query.shape[-3], kv.shape[-3]
+    if heads % kv_heads:
+        raise RuntimeError(f"scaled_dot_product_attention: the {kv_heads} key/value heads must "
+                           f"divide the {heads} query heads (enable_gqa=True)")
+    shape = tuple(kv.shape)
+    repeated = kv.unsqueeze(-3).expand(*shape[:-2], heads // kv_heads, *shape[-2:])
+    return repeated.reshape(*shape[:-3], heads, *shape[-2:])
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:
     """Attention (注意力): softmax(Q K^T * scale + M) V over the last two dims,
     ``scale = 1/sqrt(E)`` by default. Q is (..., L, E), K (..., S, E), V
-    (..., S, Ev); M is :func:`attention_bias`. Each query's weights over the
+    (..., S, Ev); M is :func:`attention_bias`. ``enable_gqa`` lets K and V
+    have fewer heads (dim -3) than Q. Each query's weights over the
     S keys sum to 1; the gradient flows through matmul, softmax and matmul.
     A row with every key masked gives NaN, as torch."""
     if enable_gqa:
-        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not "
-                                  "implemented; repeat the key/value heads yourself")
+        key, value = _share_heads(query, key), _share_heads(query, value)
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: query {list(query.shape)}, key "
                            f"{list(key.shape)} and value {list(value.shape)} do not fit: query "

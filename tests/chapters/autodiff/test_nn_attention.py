@@ -41,6 +41,9 @@ SDPA_CASES = {
     "float_mask_with_grad": (lambda lib, F, q, k, v, m: F.scaled_dot_product_attention(
         q, k, v, attn_mask=m), [normal(2, 5, 8), normal(2, 7, 8), normal(2, 7, 6),
                                 normal(5, 7)], None),
+    "grouped_query_heads": (lambda lib, F, q, k, v: F.scaled_dot_product_attention(
+        q, k, v, is_causal=True, enable_gqa=True),
+        [normal(2, 4, 5, 8), normal(2, 2, 5, 8), normal(2, 2, 5, 6)], None),
     "float_mask_inf": (lambda lib, F, q, k, v, m: F.scaled_dot_product_attention(
         q, k, v, attn_mask=m), [normal(5, 8), normal(7, 8), normal(7, 6), CAUSAL_FLOAT],
         [True, True, True, False]),
@@ -81,6 +84,9 @@ def test_sdpa_weights_of_each_query_sum_to_one():
     lambda lib, F, x: F.scaled_dot_product_attention(x, x, x, attn_mask=lib.ones(3, 3).bool(),
                                                      is_causal=True),
     lambda lib, F, x: F.scaled_dot_product_attention(x, x[:, :, :2], x),
+    lambda lib, F, x: F.scaled_dot_product_attention(x.reshape(1, 2, 3, 4),
+                                                     lib.ones(1, 3, 3, 4), lib.ones(1, 3, 3, 4),
+                                                     enable_gqa=True),
 ])
 def test_sdpa_errors_match_torch(call):
     x = normal(2, 3, 4)
