@@ -96,3 +96,25 @@ def test_errors_match_torch(call):
         call(torch.nn.functional, torch.tensor(x))
     with pytest.raises(RuntimeError, match="pool"):
         call(F, ad.tensor(x))
+
+
+FORWARD_MODE = {
+    "max_pool_ceil_dilation": lambda x: F.max_pool2d(x, 2, stride=2, padding=1, dilation=2,
+                                                     ceil_mode=True),
+    "avg_pool_ceil_exclude_pad": lambda x: F.avg_pool2d(x, 3, stride=2, padding=1,
+                                                        ceil_mode=True, count_include_pad=False),
+    "pad_reflect": lambda x: F.pad(x, (2, 1, 1, 2), mode="reflect"),
+    "interpolate_bilinear": lambda x: F.interpolate(x, size=(7, 4), mode="bilinear"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD_MODE))
+def test_forward_mode_matches_reverse_mode(name):
+    """<J t, c> from one JVP equals <t, J^T c> from one VJP (float64)."""
+    fn = FORWARD_MODE[name]
+    x, t = normal(2, 2, 5, 6, dtype=np.float64), normal(2, 2, 5, 6, dtype=np.float64)
+    _, tangent = ad.jvp(fn, (ad.tensor(x),), (ad.tensor(t),))
+    cot = normal(*tangent.shape, dtype=np.float64)
+    xe = ad.tensor(x, requires_grad=True)
+    fn(xe).backward(ad.tensor(cot))
+    np.testing.assert_allclose((tangent.data * cot).sum(), (xe.grad.data * t).sum(), rtol=1e-10)
