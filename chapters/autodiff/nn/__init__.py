@@ -3,6 +3,8 @@ losses and ``nn.init``. A torch ``state_dict`` loads into the matching engine
 model, so both engines can start from identical weights."""
 
 from . import init
+from .attention import MultiheadAttention
+from .conv import AvgPool2d, Conv1d, ConvTranspose2d, MaxPool2d
 from .layers import (
     GELU,
     Conv2d,
@@ -16,12 +18,15 @@ from .layers import (
     Sigmoid,
     Tanh,
 )
-from .loss import CrossEntropyLoss, MSELoss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .transformer import TransformerEncoderLayer
 
 __all__ = [
-    "GELU", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
-    "Flatten", "Identity", "LayerNorm", "Linear", "MSELoss", "Module", "Parameter", "ReLU",
-    "Sequential", "Sigmoid", "Tanh", "init",
+    "GELU", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d",
+    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "Linear",
+    "MSELoss", "Module", "MultiheadAttention", "Parameter", "ReLU", "Sequential", "Sigmoid",
+    "Tanh", "TransformerEncoderLayer", "init",
 ]

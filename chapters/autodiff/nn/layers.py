@@ -57,19 +57,23 @@ class Linear(Module):
 
 
 class Conv2d(Module):
-    """2-D cross-correlation, weight ``(out_channels, in_channels, kh, kw)``.
+    """2-D cross-correlation, weight ``(out_channels, in_channels / groups, kh, kw)``.
 
     Initialised as torch: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` with
-    ``fan_in = in_channels * kh * kw``, for weight and bias.
+    ``fan_in = in_channels / groups * kh * kw``, for weight and bias.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
-                 padding=0, bias: bool = True, dtype=np.float32):
+                 padding=0, dilation=1, groups: int = 1, bias: bool = True, dtype=np.float32):
         super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv2d: groups={groups} must divide in_channels {in_channels} "
+                             f"and out_channels {out_channels}")
         kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding = (kh, kw), stride, padding
-        self.weight = Parameter(_empty(out_channels, in_channels, kh, kw, dtype=dtype))
+        self.dilation, self.groups = dilation, groups
+        self.weight = Parameter(_empty(out_channels, in_channels // groups, kh, kw, dtype=dtype))
         self.register_parameter("bias", Parameter(_empty(out_channels, dtype=dtype))
                                 if bias else None)
         self.reset_parameters()
@@ -82,11 +86,13 @@ class Conv2d(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+                f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+                f"groups={self.groups}")
 
 
 class Sequential(Module):
@@ -155,11 +161,11 @@ class Dropout(Module):
     """Zero each element with probability ``p`` in training and scale the rest by
     ``1 / (1 - p)`` (inverted dropout), so ``eval()`` needs no rescaling."""
 
-    def __init__(self, p: float = 0.5):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"Dropout probability has to be between 0 and 1, got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, p=self.p, training=self.training)
@@ -169,16 +175,25 @@ class Dropout(Module):
 
 
 class Embedding(Module):
-    """A lookup table ``weight[indices]``, initialised ``N(0, 1)`` as torch."""
+    """A lookup table ``weight[indices]``, initialised ``N(0, 1)`` as torch;
+    row ``padding_idx`` starts at zero and receives no gradient."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype=np.float32):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 dtype=np.float32):
         super().__init__()
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise AssertionError(f"Embedding: padding_idx {padding_idx} must be within "
+                                 f"num_embeddings {num_embeddings}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
         self.weight = Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype))
         init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight.data[self.padding_idx] = 0
 
     def forward(self, indices: Tensor) -> Tensor:
-        return F.embedding(indices, self.weight)
+        return F.embedding(indices, self.weight, padding_idx=self.padding_idx)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"

@@ -6,26 +6,31 @@ next to each other, with the math in each docstring, and one
 :func:`~chapters.autodiff.rules.register` call gives the op its chapter 2
 entry (rules and facts). Importing this package registers every op.
 
-========  ===========================================================
-arith     add, sub, mul, div, pow, maximum, minimum, where, compare, dropout
-unary     neg, exp, log, sqrt, abs, tanh, sigmoid, relu, leaky_relu,
-          clamp, erf, gelu, cast
-reduce    sum, mean, amax, var, logsumexp, softmax, log_softmax
-shape     reshape, transpose, permute, broadcast_to, cat, stack
-index     getitem (and its adjoint), gather, scatter_add, embedding
-linalg    matmul, linear
-conv      im2col, col2im, conv2d, max_pool2d, avg_pool2d
-norm      layer_norm, batch_norm
-elementwise  sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
-          isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
-rounding  floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
-scan      cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
-select    scatter (gather, scatter_add, index_select, masked_fill: compositions)
+==============  ===================================================================
+arith           add, sub, mul, div, pow, maximum, minimum, where, compare, dropout
+unary           neg, exp, log, sqrt, abs, tanh, sigmoid, relu, leaky_relu,
+                clamp, erf, gelu, cast
+elementwise     sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
+                isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
+rounding        floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
+reduce          sum, mean, amax, var, logsumexp, softmax, log_softmax
+scan            cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
+shape           reshape, transpose, permute, broadcast_to, cat, stack
+rearrange       flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
+index           getitem (and its adjoint), gather, scatter_add, embedding
+select          scatter (gather, scatter_add, index_select, masked_fill: compositions)
 scatter_reduce  scatter_reduce (sum, prod, mean, amax, amin)
-rearrange flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
-sorting   sort, argsort, topk, unique: numpy permutations read with gather
-contract  einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
-========  ===========================================================
+sorting         sort, argsort, topk, unique: numpy permutations read with gather
+linalg          matmul, linear
+contract        einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
+conv            im2col, col2im, conv2d (stride, padding, dilation, groups)
+pool            max_pool2d, avg_pool2d (ceil_mode, dilation, count_include_pad)
+conv_transpose  conv_transpose2d (conv2d's input adjoint, run forward)
+norm            layer_norm, batch_norm
+pad             pad (constant, reflect, replicate, circular) and its adjoint
+==============  ===================================================================
+
+``resample`` holds the resize matrices of ``F.interpolate`` (no op of its own).
 
 The losses are compositions of these ops (``cross_entropy`` is
 ``log_softmax`` then ``nll_loss``, itself a ``gather``), so they have no rule
@@ -36,10 +41,13 @@ from . import (
     arith,
     contract,
     conv,
+    conv_transpose,
     elementwise,
     index,
     linalg,
     norm,
+    pad,
+    pool,
     rearrange,
     reduce,
     rounding,
@@ -51,6 +59,6 @@ from . import (
     unary,
 )
 
-__all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
-__all__ += ["contract", "elementwise", "rearrange", "rounding", "scan", "scatter_reduce", "select",
-            "sorting"]
+__all__ = ["arith", "contract", "conv", "conv_transpose", "elementwise", "index", "linalg", "norm",
+           "pad", "pool", "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "select",
+           "shape", "sorting", "unary"]

@@ -1,4 +1,5 @@
-"""Convolution and pooling, resting on one pair of linear maps.
+"""Convolution, resting on one pair of linear maps (pooling, in :mod:`.pool`,
+rests on them too).
 
 ``im2col`` copies every kernel-sized window of the (padded) input into a
 column, so that a convolution becomes one matrix product ``W @ cols`` and a
@@ -16,7 +17,6 @@ from chapters.graph.ops import ShapeError, TensorMeta, register_op
 
 from ..rules import register
 from ..tensor import Tensor, apply
-from .common import masked
 
 
 def pair(value) -> tuple[int, int]:
@@ -27,10 +27,12 @@ def pair(value) -> tuple[int, int]:
     return int(a), int(b)
 
 
-def conv_output_size(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tuple):
-    """(H + 2p - k) // s + 1 for each spatial dimension."""
-    out = tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(size, kernel, stride, padding,
-                                                              strict=True))
+def conv_output_size(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tuple,
+                     dilation: tuple = (1, 1)):
+    """(H + 2p - d (k - 1) - 1) // s + 1 for each spatial dimension: a kernel of
+    k taps d apart spans d (k - 1) + 1 input positions."""
+    out = tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
+                for n, k, s, p, d in zip(size, kernel, stride, padding, dilation, strict=True))
     if min(out) < 1:
         raise ShapeError(
             f"{op}: input of spatial size {tuple(size)} is smaller than the kernel {kernel} "
@@ -47,59 +49,66 @@ def _check_4d(op: str, x: TensorMeta):
 # ------------------------------------------------------------ im2col pair
 
 
-def _im2col_meta(x: TensorMeta, kernel_size, stride, padding, pad_value=0.0) -> TensorMeta:
+def _im2col_meta(x: TensorMeta, kernel_size, stride, padding, pad_value=0.0,
+                 dilation=(1, 1)) -> TensorMeta:
     _check_4d("im2col", x)
     n, c, h, w = x.shape
     kh, kw = kernel_size
-    oh, ow = conv_output_size("im2col", (h, w), kernel_size, stride, padding)
+    oh, ow = conv_output_size("im2col", (h, w), kernel_size, stride, padding, dilation)
     return TensorMeta((n, c * kh * kw, oh * ow), x.dtype)
 
 
 @register_op("im2col", _im2col_meta)
-def im2col(x, kernel_size, stride, padding, pad_value=0.0):
+def im2col(x, kernel_size, stride, padding, pad_value=0.0, dilation=(1, 1)):
     """(N, C, H, W) -> (N, C*kh*kw, L): column l holds the window at output
-    position l (L = out_h * out_w), row index (c, i, j) its element."""
-    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
+    position l (L = out_h * out_w), row index (c, i, j) its element; with
+    dilation d the window's taps are d apart."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
     if ph or pw:
         x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
-    windows = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
-    windows = windows[:, :, ::sh, ::sw]  # (N, C, oh, ow, kh, kw)
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    windows = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+    windows = windows[:, :, ::sh, ::sw, ::dh, ::dw]  # (N, C, oh, ow, kh, kw)
     n, c, oh, ow = windows.shape[:4]
     return windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
 
 
-def _col2im_meta(cols: TensorMeta, input_shape, kernel_size, stride, padding) -> TensorMeta:
+def _col2im_meta(cols: TensorMeta, input_shape, kernel_size, stride, padding,
+                 dilation=(1, 1)) -> TensorMeta:
     return TensorMeta(tuple(input_shape), cols.dtype)
 
 
 @register_op("col2im", _col2im_meta)
-def col2im(cols, input_shape, kernel_size, stride, padding):
+def col2im(cols, input_shape, kernel_size, stride, padding, dilation=(1, 1)):
     """The adjoint of im2col: add each column back onto its window."""
     n, c, h, w = input_shape
-    (kh, kw), (sh, sw), (ph, pw) = kernel_size, stride, padding
-    oh, ow = conv_output_size("col2im", (h, w), kernel_size, stride, padding)
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+    oh, ow = conv_output_size("col2im", (h, w), kernel_size, stride, padding, dilation)
     blocks = cols.reshape(n, c, kh, kw, oh, ow)
     out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
     for i in range(kh):
         for j in range(kw):
-            out[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] += blocks[:, :, i, j]
+            top, left = i * dh, j * dw
+            out[:, :, top:top + sh * oh:sh, left:left + sw * ow:sw] += blocks[:, :, i, j]
     return out[:, :, ph:ph + h, pw:pw + w]
 
 
-def _im2col(x: Tensor, attrs: dict, pad_value=0.0) -> Tensor:
+def apply_im2col(x: Tensor, attrs: dict, pad_value=0.0) -> Tensor:
     return apply("im2col", (x,), {"kernel_size": attrs["kernel_size"], "stride": attrs["stride"],
-                                  "padding": attrs["padding"], "pad_value": pad_value})
+                                  "padding": attrs["padding"], "pad_value": pad_value,
+                                  "dilation": attrs.get("dilation", (1, 1))})
 
 
-def _col2im(cols: Tensor, shape: tuple, attrs: dict) -> Tensor:
+def apply_col2im(cols: Tensor, shape: tuple, attrs: dict) -> Tensor:
     return apply("col2im", (cols,), {"input_shape": shape, "kernel_size": attrs["kernel_size"],
-                                     "stride": attrs["stride"], "padding": attrs["padding"]})
+                                     "stride": attrs["stride"], "padding": attrs["padding"],
+                                     "dilation": attrs.get("dilation", (1, 1))})
 
 
 def im2col_vjp(ctx, g):
     """cols = im2col(x) is linear; its adjoint col2im adds each column's
     gradient back onto its window: dL/dx = col2im(g)."""
-    return (_col2im(g, ctx.input_meta[0][0], ctx.attrs),)
+    return (apply_col2im(g, ctx.input_meta[0][0], ctx.attrs),)
 
 
 def im2col_jvp(primals, tangents, out, **attrs):
@@ -109,7 +118,7 @@ def im2col_jvp(primals, tangents, out, **attrs):
 
 def col2im_vjp(ctx, g):
     """x = col2im(cols) is linear, the adjoint of im2col: dL/dcols = im2col(g)."""
-    return (_im2col(g, ctx.attrs),)
+    return (apply_im2col(g, ctx.attrs),)
 
 
 def col2im_jvp(primals, tangents, out, **attrs):
@@ -124,25 +133,28 @@ register("col2im", vjp=col2im_vjp, jvp=col2im_jvp)
 
 
 def _conv2d_meta(x: TensorMeta, w: TensorMeta, b: TensorMeta | None = None, stride=(1, 1),
-                 padding=(0, 0)) -> TensorMeta:
+                 padding=(0, 0), dilation=(1, 1), groups=1) -> TensorMeta:
     _check_4d("conv2d", x)
-    if len(w.shape) != 4 or w.shape[1] != x.shape[1]:
+    if len(w.shape) != 4 or w.shape[1] * groups != x.shape[1] or w.shape[0] % groups:
         raise ShapeError(
-            f"conv2d: weight of shape {w.shape} does not fit input {x.shape}: the weight is "
-            "(out_channels, in_channels, kh, kw) and in_channels must equal the input's C.")
-    oh, ow = conv_output_size("conv2d", x.shape[2:], w.shape[2:], stride, padding)
+            f"conv2d: weight of shape {w.shape} does not fit input {x.shape} with groups="
+            f"{groups}: the weight is (out_channels, in_channels / groups, kh, kw), so its dim "
+            "1 times groups must equal the input's C, and groups must divide out_channels.")
+    oh, ow = conv_output_size("conv2d", x.shape[2:], w.shape[2:], stride, padding, dilation)
     return TensorMeta((x.shape[0], w.shape[0], oh, ow), x.dtype)
 
 
 @register_op("conv2d", _conv2d_meta)
-def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0)):
-    """out[n, o] = sum_{c,i,j} w[o, c, i, j] x[n, c, s*y + i, s*x + j] + b[o]:
-    im2col, then one matrix product per batch."""
+def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    """out[n, o] = sum_{c,i,j} w[o, c, i, j] x[n, c, s y + d i, s x + d j] + b[o],
+    c running over the C/G input channels of o's group: im2col, then one
+    matrix product per batch and group."""
     n, _, h, wd = x.shape
     o, _, kh, kw = w.shape
-    oh, ow = conv_output_size("conv2d", (h, wd), (kh, kw), stride, padding)
-    cols = im2col(x, (kh, kw), stride, padding)
-    out = np.matmul(w.reshape(o, -1), cols).reshape(n, o, oh, ow)
+    oh, ow = conv_output_size("conv2d", (h, wd), (kh, kw), stride, padding, dilation)
+    cols = im2col(x, (kh, kw), stride, padding, dilation=dilation)
+    w_groups = w.reshape(groups, o // groups, -1)
+    out = (w_groups @ cols.reshape(n, groups, -1, oh * ow)).reshape(n, o, oh, ow)
     if b is not None:
         out += b.reshape(1, o, 1, 1)
     return out
@@ -150,33 +162,38 @@ def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0)):
 
 def _conv_attrs(w_shape: tuple, attrs: dict) -> dict:
     return {"kernel_size": tuple(w_shape[2:]), "stride": attrs.get("stride", (1, 1)),
-            "padding": attrs.get("padding", (0, 0))}
+            "padding": attrs.get("padding", (0, 0)), "dilation": attrs.get("dilation", (1, 1))}
 
 
 def conv2d_vjp(ctx, g):
-    """out = W_mat @ im2col(x) + b, per sample (W_mat = W reshaped (O, C*kh*kw)):
-    dL/dW = sum_n g_n cols_n^T,  dL/dx = col2im(W_mat^T g_n),
-    dL/db = g summed over batch and space."""
+    """out = W_g @ im2col(x)_g + b per sample and group g (W_g: group g's rows
+    of W reshaped (O/G, C/G*kh*kw)):  dL/dW_g = sum_n g_n,g cols_n,g^T,
+    dL/dx = col2im(W_g^T g_n,g stacked over groups), dL/db = g summed over
+    batch and space."""
     x, w = ctx.saved[:2]
     needs = ctx.needs_input_grad
+    groups = ctx.attrs.get("groups", 1)
     n, o = g.data.shape[:2]
     conv = _conv_attrs(w.data.shape, ctx.attrs)
-    g2 = g.reshape(n, o, -1)
+    g2 = g.reshape(n, groups, o // groups, -1)
+    w2 = w.reshape(groups, o // groups, -1)
     gx = gw = gb = None
     if needs[0]:
-        gx = _col2im(w.reshape(o, -1).mT @ g2, x.data.shape, conv)
+        gx = apply_col2im((w2.mT @ g2).reshape(n, x.data.shape[1] * w.data.shape[2] *
+                                          w.data.shape[3], -1), x.data.shape, conv)
     if needs[1]:
-        gw = (g2 @ _im2col(x, conv).mT).sum(0).reshape(w.data.shape)
+        cols = apply_im2col(x, conv)
+        cols = cols.reshape(n, groups, cols.data.shape[1] // groups, -1)
+        gw = (g2 @ cols.mT).sum(0).reshape(w.data.shape)
     if len(needs) > 2 and needs[2]:
         gb = g.sum((0, 2, 3))
     return (gx, gw, gb)[:len(needs)]
 
 
-def conv2d_jvp(primals, tangents, out, stride=(1, 1), padding=(0, 0)):
+def conv2d_jvp(primals, tangents, out, **attrs):
     """tout = conv(tx, W) + conv(x, tW) + tb (conv is bilinear in x and W)."""
     x, w = primals[:2]
     tx, tw = tangents[:2]
-    attrs = {"stride": stride, "padding": padding}
     t = apply("conv2d", (tx, w), attrs) + apply("conv2d", (x, tw), attrs)
     if len(tangents) > 2 and tangents[2] is not None:
         t = t + tangents[2].reshape(1, -1, 1, 1)
@@ -184,86 +201,3 @@ def conv2d_jvp(primals, tangents, out, stride=(1, 1), padding=(0, 0)):
 
 
 register("conv2d", vjp=conv2d_vjp, jvp=conv2d_jvp, saves=(0, 1))
-
-# ----------------------------------------------------------------- pooling
-
-
-def _pool_meta(op: str):
-    def infer(x: TensorMeta, kernel_size, stride, padding, **_) -> TensorMeta:
-        _check_4d(op, x)
-        oh, ow = conv_output_size(op, x.shape[2:], kernel_size, stride, padding)
-        return TensorMeta((x.shape[0], x.shape[1], oh, ow), x.dtype)
-
-    return infer
-
-
-def pool_columns(x, kernel_size, stride, padding, pad_value):
-    """Every window of every channel as a column: (N*C, kh*kw, L)."""
-    n, c, h, w = x.shape
-    return im2col(x.reshape(n * c, 1, h, w), kernel_size, stride, padding, pad_value)
-
-
-@register_op("max_pool2d", _pool_meta("max_pool2d"))
-def max_pool2d(x, kernel_size, stride, padding):
-    """The largest value of each window (padding counts as -inf)."""
-    n, c, h, w = x.shape
-    oh, ow = conv_output_size("max_pool2d", (h, w), kernel_size, stride, padding)
-    cols = pool_columns(x, kernel_size, stride, padding, -np.inf)
-    return cols.max(axis=1).reshape(n, c, oh, ow)
-
-
-def _first_max_mask(cols: np.ndarray) -> np.ndarray:
-    """One-hot along axis 1 at the first maximum of each window (torch's choice)."""
-    mask = np.zeros(cols.shape, dtype=bool)
-    idx = np.argmax(cols, axis=1)
-    np.put_along_axis(mask, idx[:, None, :], True, axis=1)
-    return mask
-
-
-def max_pool2d_vjp(ctx, g):
-    """out = max of each window:  dL/dx = col2im(g placed at each window's argmax)."""
-    (x,) = ctx.saved
-    n, c, h, w = x.data.shape
-    cols = pool_columns(x.data, ctx.attrs["kernel_size"], ctx.attrs["stride"],
-                        ctx.attrs["padding"], -np.inf)
-    spread = masked(g.reshape(n * c, 1, -1).expand(cols.shape), _first_max_mask(cols))
-    return (_col2im(spread, (n * c, 1, h, w), ctx.attrs).reshape(n, c, h, w),)
-
-
-def max_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
-    """tout = tx at each window's (first) argmax."""
-    x, t = primals[0].data, tangents[0]
-    n, c = x.shape[:2]
-    cols = pool_columns(x, kernel_size, stride, padding, -np.inf)
-    attrs = {"kernel_size": kernel_size, "stride": stride, "padding": padding}
-    tcols = _im2col(t.reshape(n * c, 1, *x.shape[2:]), attrs)
-    return masked(tcols, _first_max_mask(cols)).sum(1).reshape(out.shape)
-
-
-register("max_pool2d", vjp=max_pool2d_vjp, jvp=max_pool2d_jvp, saves=(0,))
-
-
-@register_op("avg_pool2d", _pool_meta("avg_pool2d"))
-def avg_pool2d(x, kernel_size, stride, padding):
-    """The mean of each window (zero padding included in the count, torch's default)."""
-    n, c, h, w = x.shape
-    oh, ow = conv_output_size("avg_pool2d", (h, w), kernel_size, stride, padding)
-    cols = pool_columns(x, kernel_size, stride, padding, 0.0)
-    return cols.mean(axis=1).reshape(n, c, oh, ow).astype(x.dtype, copy=False)
-
-
-def avg_pool2d_vjp(ctx, g):
-    """out = mean of each window of k elements:  dL/dx = col2im(g / k on every element)."""
-    n, c, h, w = ctx.input_meta[0][0]
-    kh, kw = ctx.attrs["kernel_size"]
-    spread = g.reshape(n * c, 1, -1).expand(n * c, kh * kw, g.data.shape[2] * g.data.shape[3])
-    return (_col2im(spread / (kh * kw), (n * c, 1, h, w), ctx.attrs).reshape(n, c, h, w),)
-
-
-def avg_pool2d_jvp(primals, tangents, out, kernel_size, stride, padding):
-    """tout = avg_pool2d(tx) (linear)."""
-    return apply("avg_pool2d", (tangents[0],), {"kernel_size": kernel_size, "stride": stride,
-                                                "padding": padding})
-
-
-register("avg_pool2d", vjp=avg_pool2d_vjp, jvp=avg_pool2d_jvp)

@@ -1,0 +1,104 @@
+"""More convolution and pooling layers with torch's names and arguments:
+``Conv1d``, ``ConvTranspose2d``, ``MaxPool2d``, ``AvgPool2d``. Each holds its
+weights (initialised as torch) and calls one function of ``functional``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import functional as F
+from ..tensor import Tensor
+from . import init
+from .module import Module, Parameter
+
+
+def _reset_conv(weight: Parameter, bias: Parameter | None) -> None:
+    """torch's conv init: kaiming_uniform_(a=sqrt(5)) for the weight, which is
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and that bound for the bias."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init.calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
+def _check_groups(layer: str, in_channels: int, out_channels: int, groups: int) -> None:
+    if groups < 1 or in_channels % groups or out_channels % groups:
+        raise ValueError(f"{layer}: groups={groups} must divide in_channels {in_channels} "
+                         f"and out_channels {out_channels}")
+
+
+class Conv1d(Module):
+    """1-D cross-correlation, weight ``(out_channels, in_channels / groups, k)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride=1,
+                 padding=0, dilation=1, groups: int = 1, bias: bool = True, dtype=np.float32):
+        super().__init__()
+        _check_groups("Conv1d", in_channels, out_channels, groups)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.groups = dilation, groups
+        self.weight = Parameter(np.zeros((out_channels, in_channels // groups, kernel_size),
+                                         dtype=dtype))
+        self.register_parameter("bias", Parameter(np.zeros(out_channels, dtype=dtype))
+                                if bias else None)
+        _reset_conv(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class ConvTranspose2d(Module):
+    """Transposed 2-D convolution, weight ``(in_channels, out_channels / groups, kh, kw)``
+    (torch's layout: the transpose of the conv2d that maps back)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 dtype=np.float32):
+        super().__init__()
+        _check_groups("ConvTranspose2d", in_channels, out_channels, groups)
+        kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding = (kh, kw), stride, padding
+        self.output_padding, self.groups, self.dilation = output_padding, groups, dilation
+        self.weight = Parameter(np.zeros((in_channels, out_channels // groups, kh, kw),
+                                         dtype=dtype))
+        self.register_parameter("bias", Parameter(np.zeros(out_channels, dtype=dtype))
+                                if bias else None)
+        _reset_conv(self.weight, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class MaxPool2d(Module):
+    """``F.max_pool2d`` with its options stored (stride defaults to the kernel)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
+
+    def forward(self, x: Tensor):
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool2d(Module):
+    """``F.avg_pool2d`` with its options stored (stride defaults to the kernel)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
