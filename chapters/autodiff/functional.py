@@ -138,7 +138,8 @@ def embedding(input, weight: Tensor) -> Tensor:
     """Rows of ``weight`` picked by the integer tensor ``input``."""
     indices = input.data if isinstance(input, Tensor) else np.asarray(input)
     if dtypes.category(indices.dtype) != 1:
-        raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
+        raise RuntimeError(f"embedding: indices must be an integer tensor, got {indices.dtype}; "
+                           "convert them with .long().")
     return apply("embedding", (weight, indices))
 
 
@@ -148,11 +149,11 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     """Normalize over the last ``len(normalized_shape)`` dims, then w * x_hat + b."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise ValueError(f"layer_norm: normalized_shape {list(shape)} does not match the last "
-                         f"dims of the input of shape {list(input.shape)}")
+        raise RuntimeError(f"layer_norm: normalized_shape {list(shape)} does not match the last "
+                           f"dims of the input of shape {list(input.shape)}")
     for what, param in (("weight", weight), ("bias", bias)):
         if param is not None and tuple(param.shape) != shape:
-            raise ValueError(f"layer_norm: {what} of shape {list(param.shape)} must have the "
+            raise RuntimeError(f"layer_norm: {what} of shape {list(param.shape)} must have the "
                              f"normalized_shape {list(shape)}")
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     return apply("layer_norm", (input, weight, bias), {"dims": dims, "eps": eps})
@@ -207,18 +208,43 @@ def _reduce(loss: Tensor, reduction: str, weight_sum=None) -> Tensor:
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def _unbatched(loss_fn, input: Tensor, target, reduction: str, **kwargs) -> Tensor:
+    """A loss of one sample, input (C,): computed as a batch of one, as torch
+    accepts it (its ``none`` reduction is then 0-d)."""
+    t = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
+    loss = loss_fn(input.unsqueeze(0), t.unsqueeze(0), reduction=reduction, **kwargs)
+    return loss.squeeze(0) if reduction == "none" else loss
+
+
+def _class_target(op: str, input: Tensor, target) -> np.ndarray:
+    """Class-index targets: integers of shape (N, ...) for an input (N, C, ...)."""
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if dtypes.category(t.dtype) != 1:
+        raise RuntimeError(f"{op}: expected integer class indices as target, got {t.dtype}; "
+                           "use target.long(), or float class probabilities of the input's "
+                           "shape with cross_entropy.")
+    if t.ndim != input.ndim - 1:
+        raise RuntimeError(f"{op}: input of shape {list(input.shape)} (N, C, ...) needs a target "
+                           f"of shape (N, ...) with {input.ndim - 1} dims, got {list(t.shape)}")
+    if t.shape[:1] != input.shape[:1]:  # torch's type for a batch size mismatch
+        raise ValueError(f"{op}: input batch size {input.shape[0]} does not match the target's "
+                         f"{t.shape[0]} (input {list(input.shape)}, target {list(t.shape)})")
+    if t.shape != input.shape[:1] + input.shape[2:]:
+        raise RuntimeError(f"{op}: input of shape {list(input.shape)} (N, C, ...) needs a target "
+                         f"of shape (N, ...), got {list(t.shape)}")
+    return t
+
+
 @public("nll_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (log-probabilities in, class indices as targets),
     weighted per class; ``mean`` divides by the total weight of the counted
-    targets, as torch."""
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
-    if dtypes.category(t.dtype) != 1:
-        raise TypeError(f"nll_loss: expected integer class indices as target, got {t.dtype}")
-    if input.ndim < 1 or t.shape != input.shape[:1] + input.shape[2:]:
-        raise ValueError(f"nll_loss: input of shape {list(input.shape)} (N, C, ...) needs a "
-                         f"target of shape (N, ...), got {list(t.shape)}")
+    targets, as torch. An input of shape (C,) is one sample."""
+    if input.ndim == 1:
+        return _unbatched(nll_loss, input, target, reduction, weight=weight,
+                          ignore_index=ignore_index)
+    t = _class_target("nll_loss", input, target)
     keep = t != ignore_index
     safe = np.where(keep, t, 0)
     if (safe < 0).any() or (safe >= input.shape[1]).any():
@@ -241,14 +267,25 @@ def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: 
 def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """nll_loss(log_softmax(input, dim=1), target); ``target`` may also hold
-    class probabilities (a float tensor of the input's shape)."""
-    logp = apply("log_softmax", (input,), {"dim": 1})
+    class probabilities (a float tensor of the input's shape). An input of
+    shape (C,) is one sample."""
+    if input.ndim == 1:
+        return _unbatched(cross_entropy, input, target, reduction, weight=weight,
+                          ignore_index=ignore_index, label_smoothing=label_smoothing)
     t = target.data if isinstance(target, Tensor) else np.asarray(target)
     if dtypes.is_floating(t.dtype):
+        if t.shape != input.shape:
+            raise RuntimeError(
+                f"cross_entropy: a float target holds class probabilities and must have the "
+                f"input's shape {list(input.shape)}, got {list(t.shape)}; for class indices "
+                "pass an integer tensor of shape (N, ...).")
+        logp = apply("log_softmax", (input,), {"dim": 1})
         probs = _tensor(target)
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[1]
         return _reduce(-(logp * probs).sum(1), reduction)
+    _class_target("cross_entropy", input, t)
+    logp = apply("log_softmax", (input,), {"dim": 1})
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if label_smoothing:
         if weight is not None:

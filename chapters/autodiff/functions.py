@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import builtins
-
 import numpy as np
 
-from .core import operands, scalar
+from chapters.graph.ops import ShapeError, check_dim
+
 from .dispatch import PROMOTE, public
 from .dtypes import result_dtype
 from .tensor import Tensor, apply
@@ -15,7 +14,7 @@ from .tensor import Tensor, apply
 def _tensors(xs) -> tuple:
     xs = tuple(xs)
     if not xs:
-        raise ValueError("expected a non-empty sequence of tensors")
+        raise RuntimeError("expected a non-empty sequence of tensors to join")
     tensors = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in xs)
     dtype = result_dtype([t.data for t in tensors])
     return tuple(t if t.data.dtype == dtype else t.to(dtype) for t in tensors)
@@ -25,8 +24,12 @@ def _tensors(xs) -> tuple:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``."""
     xs = _tensors(tensors)
-    d = dim % builtins.max(xs[0].ndim, 1)
-    sizes = tuple(x.data.shape[d] if x.ndim else 0 for x in xs)
+    for i, x in enumerate(xs):
+        if x.ndim == 0:
+            raise ShapeError(f"cat: the tensor at position {i} is 0-d and cannot be "
+                             "concatenated; use stack, or x.reshape(1) first.")
+    d = check_dim("cat", dim, xs[0].ndim)
+    sizes = tuple(x.data.shape[d] for x in xs)
     return apply("cat", xs, {"dim": dim, "sizes": sizes})
 
 
@@ -41,15 +44,17 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 @public("where")
 def where(condition, input, other) -> Tensor:
-    """``condition ? input : other`` elementwise (the condition gets no gradient)."""
+    """``condition ? input : other`` elementwise (the condition gets no gradient).
+    ``input`` and ``other`` may be tensors or Python numbers, promoted together
+    by torch's rules: ``where(c, 4, 2)`` is int64, ``where(c, x, 2.5)`` takes
+    x's floating dtype."""
     cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
-        raise TypeError(f"where: expected a bool condition, got {cond.dtype}")
-    if not isinstance(input, Tensor):
-        if not isinstance(other, Tensor):
-            raise TypeError("where: at least one of input and other must be a Tensor")
-        input = scalar(input, other.data.dtype) if np.ndim(input) == 0 else Tensor(input)
-    a, b = operands(input, other) if isinstance(input, Tensor) else (input, other)
+        raise RuntimeError(f"where: expected a bool condition, got {cond.dtype}; compare first, "
+                           "e.g. where(mask != 0, a, b).")
+    values = [v if isinstance(v, Tensor) or np.ndim(v) == 0 else Tensor(v) for v in (input, other)]
+    dtype = result_dtype([v.data if isinstance(v, Tensor) else v for v in values])
+    a, b = (v.to(dtype) if isinstance(v, Tensor) else np.asarray(v).astype(dtype) for v in values)
     return apply("where", (cond, a, b))
 
 

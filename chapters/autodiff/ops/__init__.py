@@ -8,9 +8,10 @@ entry (rules and facts). Importing this package registers every op.
 
 ========  ===========================================================
 arith     add, sub, mul, div, pow, maximum, minimum, where, compare, dropout
-unary     neg, exp, log, sqrt, abs, tanh, sigmoid, relu, leaky_relu,
+bitwise   bitwise_and/or/xor/not, bitwise_left/right_shift (& | ^ ~ << >>)
+unary     neg, exp, log, sqrt, abs, tanh, sigmoid, relu, sign, leaky_relu,
           clamp, erf, gelu, cast
-reduce    sum, mean, amax, var, logsumexp, softmax, log_softmax
+reduce    sum, mean, amax, amin, var, logsumexp, softmax, log_softmax
 shape     reshape, transpose, permute, broadcast_to, cat, stack
 index     getitem (and its adjoint), gather, scatter_add, embedding
 linalg    matmul, linear
@@ -23,6 +24,6 @@ The losses are compositions of these ops (``cross_entropy`` is
 of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 """
 
-from . import arith, conv, index, linalg, norm, reduce, shape, unary
+from . import arith, bitwise, conv, index, linalg, norm, reduce, shape, unary
 
-__all__ = ["arith", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]
+__all__ = ["arith", "bitwise", "conv", "index", "linalg", "norm", "reduce", "shape", "unary"]

@@ -203,12 +203,18 @@ def pool_columns(x, kernel_size, stride, padding, pad_value):
     return im2col(x.reshape(n * c, 1, h, w), kernel_size, stride, padding, pad_value)
 
 
+def lowest(dtype: np.dtype):
+    """The padding of a max pool, below every value: -inf for floats, the
+    smallest integer for integers (-inf does not fit in an int)."""
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+
+
 @register_op("max_pool2d", _pool_meta("max_pool2d"))
 def max_pool2d(x, kernel_size, stride, padding):
     """The largest value of each window (padding counts as -inf)."""
     n, c, h, w = x.shape
     oh, ow = conv_output_size("max_pool2d", (h, w), kernel_size, stride, padding)
-    cols = pool_columns(x, kernel_size, stride, padding, -np.inf)
+    cols = pool_columns(x, kernel_size, stride, padding, lowest(x.dtype))
     return cols.max(axis=1).reshape(n, c, oh, ow)
 
 

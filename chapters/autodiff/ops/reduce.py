@@ -3,7 +3,7 @@
 A reduction z = r(x) over N elements sends each output gradient back to the
 N elements it combined: ``expand_reduced`` re-inserts the reduced dims and
 expands g to x's shape. sum, mean and softmax have chapter 1's kernels
-(:mod:`chapters.graph.ops`); amax, var, logsumexp and log_softmax are
+(:mod:`chapters.graph.ops`); amax, amin, var, logsumexp and log_softmax are
 defined here with their shape rules.
 """
 
@@ -64,7 +64,7 @@ register("sum", vjp=sum_vjp, jvp=sum_jvp, grad_fn_variant=_over_dims,
 register("mean", vjp=mean_vjp, jvp=mean_jvp, grad_fn_variant=_over_dims,
          grad_fn_variants={"dim": "MeanBackward1"})
 
-# ------------------------------------------------------------------- amax
+# ------------------------------------------------------------- amax, amin
 
 
 def _reduce_meta(op: str):
@@ -80,8 +80,17 @@ def amax(x, dim=None, keepdim=False):
     return np.max(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
-def amax_vjp(ctx, g):
-    """z = max_dim x:  g goes to the maximal elements, shared evenly among ties."""
+@register_op("amin", _reduce_meta("amin"))
+def amin(x, dim=None, keepdim=False):
+    """The smallest value over ``dim`` (all dims when None). Its own kernel,
+    not -amax(-x): negating the int32 minimum -2**31 overflows, and bools
+    have no negation."""
+    return np.min(x, axis=axes(dim, x.ndim), keepdims=keepdim)
+
+
+def extremum_vjp(ctx, g):
+    """z = max_dim x (or min):  g goes to the elements equal to z, shared
+    evenly among ties."""
     x, z = ctx.saved
     dim, keepdim = ctx.attrs["dim"], ctx.attrs["keepdim"]
     shape = x.data.shape
@@ -91,8 +100,8 @@ def amax_vjp(ctx, g):
             / count.astype(g.data.dtype),)
 
 
-def amax_jvp(primals, tangents, out, dim=None, keepdim=False):
-    """tz = the mean of tx over the maximal elements of each reduced group."""
+def extremum_jvp(primals, tangents, out, dim=None, keepdim=False):
+    """tz = the mean of tx over the elements equal to z in each reduced group."""
     x = primals[0].data
     shape = x.shape
     is_max = x == expand_reduced(out, shape, dim, keepdim).data
@@ -101,12 +110,14 @@ def amax_jvp(primals, tangents, out, dim=None, keepdim=False):
 
 
 def _over_all(attrs: dict, input_meta: tuple, out_ndim: int) -> str | None:
-    """torch's ``x.max()`` (no dim) is ``MaxBackward1``."""
+    """torch's ``x.max()`` (no dim) is ``MaxBackward1``, ``x.min()`` ``MinBackward1``."""
     return "all" if attrs.get("dim") is None else None
 
 
-register("amax", vjp=amax_vjp, jvp=amax_jvp, saves=(0, "out"), grad_fn_variant=_over_all,
-         grad_fn_variants={"all": "MaxBackward1"})
+register("amax", vjp=extremum_vjp, jvp=extremum_jvp, saves=(0, "out"),
+         grad_fn_variant=_over_all, grad_fn_variants={"all": "MaxBackward1"})
+register("amin", vjp=extremum_vjp, jvp=extremum_jvp, saves=(0, "out"),
+         grad_fn_variant=_over_all, grad_fn_variants={"all": "MinBackward1"})
 
 # -------------------------------------------------------------------- var
 
@@ -209,9 +220,9 @@ def _log_softmax_meta(x: TensorMeta, dim, **_) -> TensorMeta:
 @register_op("log_softmax", _log_softmax_meta)
 def log_softmax(x, dim):
     """x - logsumexp(x) along ``dim``: log-probabilities, stable for large x."""
-    m = np.max(x, axis=dim, keepdims=True)
-    shifted = x - m
-    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    dims = axes(dim, x.ndim)
+    shifted = x - np.max(x, axis=dims, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dims, keepdims=True))
 
 
 def log_softmax_vjp(ctx, g):
