@@ -14,7 +14,7 @@ from .tensor import Tensor, apply
 def _tensors(xs) -> tuple:
     xs = tuple(xs)
     if not xs:
-        raise RuntimeError("expected a non-empty sequence of tensors to join")
+        raise ValueError("expected a non-empty sequence of tensors to join")
     tensors = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in xs)
     dtype = result_dtype([t.data for t in tensors])
     return tuple(t if t.data.dtype == dtype else t.to(dtype) for t in tensors)
@@ -77,3 +77,7 @@ matmul, maximum, minimum, flatten, unsqueeze, squeeze = (_unary(n) for n in (
     "matmul", "maximum", "minimum", "flatten", "unsqueeze", "squeeze"))
 max, min, argmax, pow, mul, add, sub, div = (_unary(n) for n in (
     "max", "min", "argmax", "pow", "mul", "add", "sub", "div"))
+amin, sign = (_unary(n) for n in ("amin", "sign"))
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift, bitwise_right_shift = (
+    _unary(n) for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+                        "bitwise_left_shift", "bitwise_right_shift"))
