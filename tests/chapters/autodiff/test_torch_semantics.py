@@ -475,3 +475,8 @@ def test_gradients_flow_through_the_fixed_ops_in_float64():
     x = normal(3, 4, dtype=np.float64)
     check_both(lambda lib, F, t: t.amin(1) + t[:, 0].sign() * t.sum(1).logsumexp(0), [x],
                FLOAT64)
+
+
+def test_nn_flatten_checks_its_dims_as_torch():
+    same_values(lambda lib, F, x: lib.nn.Flatten()(x), [normal(2, 3, 4)])
+    same_error(lambda lib, F, x: lib.nn.Flatten()(x), [normal(3)])
