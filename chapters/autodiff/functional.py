@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from chapters.graph.ops import ShapeError
+
 from . import dtypes
 from .dispatch import FLOAT32, LOWER_PRECISION, public
 from .grad_mode import no_grad
@@ -42,7 +44,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (``approximate="tanh"``: the tanh formula)."""
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return apply("gelu", (input,), {"approximate": approximate})
 
 
@@ -88,7 +90,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation, as torch) with stride and zero padding.
-    Dilation and groups other than 1 are not implemented."""
+    Dilation and groups other than 1 are not implemented. An input (C, H, W)
+    is one unbatched image."""
+    if input.ndim == 3:
+        return _batch_of_one(conv2d, input, weight, bias, stride, padding, dilation, groups)
     if pair(dilation) != (1, 1) or groups != 1:
         raise NotImplementedError("conv2d: only dilation=1 and groups=1 are implemented")
     if isinstance(padding, str):
@@ -96,6 +101,11 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                                   "are not implemented)")
     inputs = (input, weight) if bias is None else (input, weight, bias)
     return apply("conv2d", inputs, {"stride": pair(stride), "padding": pair(padding)})
+
+
+def _batch_of_one(fn, input: Tensor, *args) -> Tensor:
+    """``fn`` on an unbatched image (C, H, W), run as a batch of one, as torch accepts it."""
+    return fn(input.unsqueeze(0), *args).squeeze(0)
 
 
 def _pool_attrs(kernel_size, stride, padding) -> dict:
@@ -106,13 +116,19 @@ def _pool_attrs(kernel_size, stride, padding) -> dict:
 
 @public("max_pool2d")
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
-    """The maximum of each window (stride defaults to the kernel size)."""
+    """The maximum of each window (stride defaults to the kernel size); an
+    input (C, H, W) is one unbatched image."""
+    if input.ndim == 3:
+        return _batch_of_one(max_pool2d, input, kernel_size, stride, padding)
     return apply("max_pool2d", (input,), _pool_attrs(kernel_size, stride, padding))
 
 
 @public("avg_pool2d")
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0) -> Tensor:
-    """The mean of each window, zero padding counted (torch's count_include_pad=True)."""
+    """The mean of each window, zero padding counted (torch's count_include_pad=True);
+    an input (C, H, W) is one unbatched image."""
+    if input.ndim == 3:
+        return _batch_of_one(avg_pool2d, input, kernel_size, stride, padding)
     return apply("avg_pool2d", (input,), _pool_attrs(kernel_size, stride, padding))
 
 
@@ -140,6 +156,9 @@ def embedding(input, weight: Tensor) -> Tensor:
     if dtypes.category(indices.dtype) != 1:
         raise RuntimeError(f"embedding: indices must be an integer tensor, got {indices.dtype}; "
                            "convert them with .long().")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: the weight must be 2-D (num_embeddings, embedding_dim), "
+                         f"got shape {list(weight.shape)}")
     return apply("embedding", (weight, indices))
 
 
@@ -184,7 +203,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     running_var.mul_(1 - momentum).add_(x.var(axis=dims, ddof=1) * momentum)
         return apply("batch_norm", (input, weight, bias), {"dims": dims, "eps": eps})
     if running_mean is None or running_var is None:
-        raise ValueError("batch_norm: running_mean and running_var are needed when not training")
+        raise RuntimeError("batch_norm: running_mean and running_var are needed when not "
+                           "training (evaluation mode normalizes with them)")
     mean = running_mean.data.reshape(shape)
     rstd = (1.0 / np.sqrt(running_var.data + eps)).reshape(shape).astype(input.dtype)
     out = (input - mean.astype(input.dtype)) * rstd

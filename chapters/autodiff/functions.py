@@ -11,10 +11,11 @@ from .dtypes import result_dtype
 from .tensor import Tensor, apply
 
 
-def _tensors(xs) -> tuple:
+def _tensors(op: str, xs) -> tuple:
     xs = tuple(xs)
-    if not xs:
-        raise ValueError("expected a non-empty sequence of tensors to join")
+    if not xs:  # torch raises ValueError in cat, RuntimeError in stack
+        error = ValueError if op == "cat" else RuntimeError
+        raise error(f"{op}: expected a non-empty sequence of tensors to join")
     tensors = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in xs)
     dtype = result_dtype([t.data for t in tensors])
     return tuple(t if t.data.dtype == dtype else t.to(dtype) for t in tensors)
@@ -23,7 +24,7 @@ def _tensors(xs) -> tuple:
 @public("cat", autocast={"cpu": PROMOTE})
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension ``dim``."""
-    xs = _tensors(tensors)
+    xs = _tensors("cat", tensors)
     for i, x in enumerate(xs):
         if x.ndim == 0:
             raise ShapeError(f"cat: the tensor at position {i} is 0-d and cannot be "
@@ -39,7 +40,7 @@ concat = cat
 @public("stack", autocast={"cpu": PROMOTE})
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors along a new dimension ``dim``."""
-    return apply("stack", _tensors(tensors), {"dim": dim})
+    return apply("stack", _tensors("stack", tensors), {"dim": dim})
 
 
 @public("where")

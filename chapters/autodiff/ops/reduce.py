@@ -128,7 +128,11 @@ def _var_meta(x: TensorMeta, dim=None, keepdim=False, correction=1, **_) -> Tens
 
 @register_op("var", _var_meta)
 def var(x, dim=None, keepdim=False, correction=1):
-    """sum((x - mean)^2) / (N - correction) over ``dim``."""
+    """sum((x - mean)^2) / (N - correction) over ``dim``; floating inputs
+    only, as torch (an integer variance would need a dtype choice)."""
+    if x.dtype.kind in "biu":
+        raise RuntimeError(f"std and var need a floating point input, got {x.dtype}; convert "
+                           "first, e.g. x.float().var()")
     return np.var(x, axis=axes(dim, x.ndim), keepdims=keepdim, ddof=correction)
 
 
@@ -166,7 +170,8 @@ def _logsumexp_meta(x: TensorMeta, dim, keepdim=False, **_) -> TensorMeta:
 @register_op("logsumexp", _logsumexp_meta)
 def logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over ``dim``, computed as m + log(sum(exp(x - m)))
-    with m the max, so that exp cannot overflow."""
+    with m the max, so that exp cannot overflow. Integers give float32."""
+    x = x.astype(float_dtype(x.dtype), copy=False)
     dims = axes(dim, x.ndim)
     m = np.max(x, axis=dims, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
@@ -219,7 +224,11 @@ def _log_softmax_meta(x: TensorMeta, dim, **_) -> TensorMeta:
 
 @register_op("log_softmax", _log_softmax_meta)
 def log_softmax(x, dim):
-    """x - logsumexp(x) along ``dim``: log-probabilities, stable for large x."""
+    """x - logsumexp(x) along ``dim``: log-probabilities, stable for large x.
+    Floating inputs only, as torch."""
+    if x.dtype.kind in "biu":
+        raise NotImplementedError(f"log_softmax needs a floating point input, got {x.dtype}; "
+                                  "convert first, e.g. x.float()")
     dims = axes(dim, x.ndim)
     shifted = x - np.max(x, axis=dims, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dims, keepdims=True))

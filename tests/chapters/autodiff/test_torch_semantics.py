@@ -480,3 +480,46 @@ def test_gradients_flow_through_the_fixed_ops_in_float64():
 def test_nn_flatten_checks_its_dims_as_torch():
     same_values(lambda lib, F, x: lib.nn.Flatten()(x), [normal(2, 3, 4)])
     same_error(lambda lib, F, x: lib.nn.Flatten()(x), [normal(3)])
+
+
+# ---------------------- more members found while fixing the classes above
+
+MORE = {
+    # unbatched inputs, as for cross_entropy: one image (C, H, W)
+    "conv2d_unbatched": (lambda lib, F, x, w: F.conv2d(x, w, padding=1),
+                         [normal(2, 5, 5), normal(3, 2, 3, 3)]),
+    "max_pool2d_unbatched": (lambda lib, F, x: F.max_pool2d(x, 2), [normal(3, 4, 4)]),
+    "avg_pool2d_unbatched": (lambda lib, F, x: F.avg_pool2d(x, 2, padding=1), [normal(3, 4, 4)]),
+    # integer inputs of floating reductions
+    "logsumexp_of_ints_is_float32": (lambda lib, F, a: a.logsumexp(0), [I64]),
+}
+
+
+@cases(MORE)
+def test_more_members_match_torch(fn, arrays):
+    same_values(fn, arrays)
+
+
+MORE_ERRORS = {
+    "var_of_ints": lambda lib, F, x: x.long().var(),
+    "log_softmax_of_ints": lambda lib, F, x: F.log_softmax(x.long(), 0),
+    "gelu_approximate": lambda lib, F, x: F.gelu(x, approximate="erf"),
+    "batch_norm_eval_without_statistics":
+        lambda lib, F, x: F.batch_norm(x.reshape(2, 3), None, None, training=False),
+    "stack_of_nothing": lambda lib, F, x: lib.stack([]),
+    "stack_sizes": lambda lib, F, x: lib.stack([x, x[:3]]),
+    "embedding_weight_not_2d": lambda lib, F, x: F.embedding(lib.tensor([0, 1]), x),
+    "conv2d_2d_input": lambda lib, F, x: F.conv2d(x.reshape(2, 3), lib.ones(1, 1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("fn", list(MORE_ERRORS.values()), ids=list(MORE_ERRORS))
+def test_more_errors_are_torchs_types(fn):
+    same_error(fn, [normal(6)])
+
+
+def test_jvp_with_a_mismatched_tangent_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match="does not match its primal"):
+        ad.jvp(lambda t: t * 2, (ad.ones(2),), (ad.ones(3),))
+    with pytest.raises(RuntimeError):
+        torch.func.jvp(lambda t: t * 2, (torch.ones(2),), (torch.ones(3),))
