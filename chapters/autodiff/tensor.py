@@ -323,9 +323,9 @@ class Tensor(TensorBase):
 
     @public("clamp")
     def clamp(self, min=None, max=None):
-        """Bounds are Python numbers or tensors (taken as constants: no
-        gradient flows to them); the result's dtype is promoted with theirs,
-        so an int tensor clamped at 2.5 is float32, as in torch."""
+        """Bounds are Python numbers or tensors; the result's dtype is promoted
+        with theirs, so an int tensor clamped at 2.5 is float32, as in torch.
+        Unlike torch, tensor bounds are constants here: no gradient flows to them."""
         if min is None and max is None:
             raise RuntimeError("clamp: at least one of min and max must be given (not None)")
         bounds = [b.data if isinstance(b, Tensor) else b for b in (min, max)]
@@ -493,9 +493,12 @@ class Tensor(TensorBase):
 
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__", value)
+        value = value.data if isinstance(value, Tensor) else value
         first, then = torch_index(_index_arrays(index))
-        target = self.data if then is None else self.data[first]
-        target[first if then is None else then] = value.data if isinstance(value, Tensor) else value
+        if then is None:
+            self.data[first] = value
+        else:  # torch's two steps; the first is basic indexing, a view to write through
+            self.data[first][then] = value
         self._vbox[0] += 1
 
     # ------------------------------------------------------------------ casts
