@@ -184,6 +184,13 @@ class Tensor(TensorBase):
 
     @public("pow", autocast={"cuda": FLOAT32})
     def pow(self, exponent):
+        """``x ** y``. An integer tensor to a negative Python int is refused, as
+        in torch; integer tensor exponents follow :func:`chapters.graph.ops.integer_power`."""
+        if type(exponent) is int and exponent < 0 and self.data.dtype.kind in "iu":
+            raise RuntimeError(
+                f"pow: integers to negative integer powers are not allowed ({self.data.dtype} "
+                f"** {exponent} is not an integer). Make the base floating first, e.g. "
+                f"x.float() ** {exponent}.")
         return _binary("pow", self, exponent)
 
     @public("maximum")
@@ -671,6 +678,7 @@ def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:
     if x.ndim == 0:
         values, indices = _min_max(x.reshape(1), 0, False, arg)
         return _ValuesIndices(values, indices)
+    _check_reduced_size(arg.__name__.removeprefix("arg"), x, dim)
     indices = np.expand_dims(arg(x.data, axis=dim), dim).astype(np.int64)
     values = apply("gather", (x,), {"dim": dim, "index": indices})
     if not keepdim:
@@ -685,11 +693,22 @@ def _arg_extremum(x: Tensor, dim, keepdim: bool, arg) -> Tensor:
     if x.data.dtype == np.bool_:
         raise RuntimeError(f"{name}(): does not support bool input; use x.int().{name}(...)")
     if dim is None:
+        _check_reduced_size(name, x, None)
         return Tensor(np.asarray(arg(x.data), dtype=np.int64))
     d = check_dim(name, dim, x.ndim)
     if x.ndim == 0:
         return Tensor(np.zeros((), dtype=np.int64))
+    _check_reduced_size(name, x, d)
     return Tensor(arg(x.data, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+def _check_reduced_size(op: str, x: Tensor, dim: int | None) -> None:
+    """An extremum of no elements is undefined: IndexError, as torch."""
+    size = x.data.size if dim is None else x.data.shape[dim]
+    if size == 0:
+        where = "the tensor" if dim is None else f"dim {dim}"
+        raise IndexError(f"{op}(): {where} of shape {list(x.shape)} has no elements to choose "
+                         "from; reduce over a dim of non-zero size.")
 
 
 def as_shape(size) -> tuple[int, ...]:

@@ -291,13 +291,22 @@ def div(a, b):
 
 @register_op("pow", _binary("pow"), elementwise=True)
 def pow_(a, b):
-    """a ** b. An integer to a negative integer power has no integer value:
-    refused, as torch does."""
-    if np.result_type(a, b).kind in "iu" and (np.asarray(b) < 0).any():
-        raise RuntimeError(
-            "integers to negative integer powers are not allowed (the result is not an "
-            "integer). Make the base floating first, e.g. x.float() ** -2.")
-    return np.power(a, b)
+    """a ** b (integers to negative integer powers: see integer_power)."""
+    try:
+        return np.power(a, b)
+    except ValueError:  # numpy refuses integers to negative integer powers
+        return integer_power(a, b)
+
+
+def integer_power(a, b):
+    """a ** b on integers where some b < 0, as torch computes it: the integer
+    part of a^b, so 1 for a = 1, 1 or -1 for a = -1 (by the parity of b), 0
+    for any other a."""
+    a, b = np.broadcast_arrays(a, b)
+    nonnegative = np.power(a, np.maximum(b, 0))
+    sign = np.where(b % 2 == 0, 1, -1)
+    negative = np.where(a == 1, 1, np.where(a == -1, sign, 0)).astype(nonnegative.dtype)
+    return np.where(b < 0, negative, nonnegative)
 
 
 @register_op("maximum", _binary("maximum"), elementwise=True)
@@ -423,7 +432,7 @@ def softmax(x, dim=-1):
     max changes nothing mathematically and keeps exp from overflowing."""
     x = np.asarray(x, dtype=float_dtype(x.dtype))
     dims = axes(dim, x.ndim)
-    shifted = x - np.max(x, axis=dims, keepdims=True)
+    shifted = x - np.max(x, axis=dims, keepdims=True, initial=-np.inf)  # initial: empty dims
     e = np.exp(shifted)
     return e / np.sum(e, axis=dims, keepdims=True)
 

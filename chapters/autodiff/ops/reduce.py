@@ -74,9 +74,24 @@ def _reduce_meta(op: str):
     return infer
 
 
+def check_nonempty(op: str, shape: tuple, dim) -> None:
+    """For an empty tensor: the max or min of no elements is undefined, so
+    torch raises RuntimeError when it is reduced whole, IndexError when a
+    reduced dim has size 0."""
+    if dim is None:
+        raise RuntimeError(f"the tensor of shape {list(shape)} is empty, so it has no largest "
+                           "or smallest value; reduce over a dim of non-zero size.")
+    for d in normalize_dims(op, dim, len(shape)):
+        if shape[d] == 0:
+            raise IndexError(f"dim {d} of the tensor of shape {list(shape)} has size 0, "
+                             "so it has no largest or smallest value.")
+
+
 @register_op("amax", _reduce_meta("amax"))
 def amax(x, dim=None, keepdim=False):
     """The largest value over ``dim`` (all dims when None)."""
+    if x.size == 0:
+        check_nonempty("amax", x.shape, dim)
     return np.max(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
@@ -85,6 +100,8 @@ def amin(x, dim=None, keepdim=False):
     """The smallest value over ``dim`` (all dims when None). Its own kernel,
     not -amax(-x): negating the int32 minimum -2**31 overflows, and bools
     have no negation."""
+    if x.size == 0:
+        check_nonempty("amin", x.shape, dim)
     return np.min(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
@@ -173,9 +190,10 @@ def logsumexp(x, dim, keepdim=False):
     with m the max, so that exp cannot overflow. Integers give float32."""
     x = x.astype(float_dtype(x.dtype), copy=False)
     dims = axes(dim, x.ndim)
-    m = np.max(x, axis=dims, keepdims=True)
+    m = np.max(x, axis=dims, keepdims=True, initial=-np.inf)  # the max of no values: -inf
     m = np.where(np.isfinite(m), m, 0)
-    out = m + np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True))
+    with np.errstate(divide="ignore"):  # log 0 = -inf: the logsumexp of no values
+        out = m + np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True))
     return out if keepdim else np.squeeze(out, axis=dims)
 
 
@@ -230,7 +248,7 @@ def log_softmax(x, dim):
         raise NotImplementedError(f"log_softmax needs a floating point input, got {x.dtype}; "
                                   "convert first, e.g. x.float()")
     dims = axes(dim, x.ndim)
-    shifted = x - np.max(x, axis=dims, keepdims=True)
+    shifted = x - np.max(x, axis=dims, keepdims=True, initial=-np.inf)  # initial: empty dims
     return shifted - np.log(np.sum(np.exp(shifted), axis=dims, keepdims=True))
 
 

@@ -523,3 +523,45 @@ def test_jvp_with_a_mismatched_tangent_is_a_runtime_error():
         ad.jvp(lambda t: t * 2, (ad.ones(2),), (ad.ones(3),))
     with pytest.raises(RuntimeError):
         torch.func.jvp(lambda t: t * 2, (torch.ones(2),), (torch.ones(3),))
+
+
+INTEGER_POWERS = {
+    "int_tensor_to_negative_int_tensor": (lambda lib, F, a, b: a ** (-b), [I64, SHIFTS]),
+    "int_scalar_base_negative_exponents": (lambda lib, F, b: 2 ** (-b), [SHIFTS]),
+    "plus_and_minus_one_to_negative_powers": (
+        lambda lib, F, a, b: a ** b, [np.array([1, -1, -1, 3]), np.array([-3, -3, -2, -1])]),
+    "int_to_0d_negative_float": (lambda lib, F, a: a ** lib.tensor(-1.0), [I64]),
+}
+
+
+@cases(INTEGER_POWERS)
+def test_integer_powers_as_torch(fn, arrays):
+    same_values(fn, arrays)
+
+
+EMPTY = {
+    "max_of_empty": lambda lib, F, x: x.max(),
+    "min_of_empty": lambda lib, F, x: x.min(),
+    "amax_over_an_empty_dim": lambda lib, F, x: x.amax(0),
+    "max_over_an_empty_dim": lambda lib, F, x: x.max(0),
+    "argmax_of_empty": lambda lib, F, x: x.argmax(),
+    "argmin_over_an_empty_dim": lambda lib, F, x: x.argmin(0),
+}
+
+
+@pytest.mark.parametrize("fn", list(EMPTY.values()), ids=list(EMPTY))
+def test_extrema_of_nothing_raise_torchs_types(fn):
+    same_error(fn, [np.zeros((0, 3), np.float32)])
+
+
+EMPTY_OK = {
+    "amax_over_a_full_dim": lambda lib, F, x: x.amax(1),
+    "logsumexp_of_nothing": lambda lib, F, x: x.logsumexp(0),
+    "softmax_over_an_empty_dim": lambda lib, F, x: x.t().softmax(1),
+    "sum_of_nothing": lambda lib, F, x: x.sum(0),
+}
+
+
+@pytest.mark.parametrize("fn", list(EMPTY_OK.values()), ids=list(EMPTY_OK))
+def test_empty_tensors_reduce_as_torch(fn):
+    same_values(fn, [np.zeros((0, 3), np.float32)])
