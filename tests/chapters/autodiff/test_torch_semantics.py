@@ -530,7 +530,7 @@ INTEGER_POWERS = {
     "int_scalar_base_negative_exponents": (lambda lib, F, b: 2 ** (-b), [SHIFTS]),
     "plus_and_minus_one_to_negative_powers": (
         lambda lib, F, a, b: a ** b, [np.array([1, -1, -1, 3]), np.array([-3, -3, -2, -1])]),
-    "int_to_0d_negative_float": (lambda lib, F, a: a ** lib.tensor(-1.0), [I64]),
+    "int_to_0d_negative_float": (lambda lib, F, a: a ** lib.tensor(-1.0), [I64 + 1]),
 }
 
 
