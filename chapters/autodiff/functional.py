@@ -165,7 +165,11 @@ def embedding(input, weight: Tensor) -> Tensor:
 @public("layer_norm", autocast={"cuda": FLOAT32})
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalize over the last ``len(normalized_shape)`` dims, then w * x_hat + b."""
+    """Normalize over the last ``len(normalized_shape)`` dims, then w * x_hat + b
+    (floating inputs only, as torch)."""
+    if not dtypes.is_floating(input.dtype):
+        raise NotImplementedError(f"layer_norm: expected a floating point input, got "
+                                  f"{input.dtype}; convert first, e.g. x.float()")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
         raise RuntimeError(f"layer_norm: normalized_shape {list(shape)} does not match the last "
@@ -319,10 +323,12 @@ def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_in
 
 @public("mse_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
-    """(input - target)^2, averaged (or summed) over all elements."""
+    """(input - target)^2, averaged (or summed) over all elements. Unlike
+    torch, which warns and broadcasts, shapes that differ are refused (with
+    torch's exception type for shapes that do not fit, RuntimeError)."""
     target = _tensor(target)
     if input.shape != target.shape:
-        raise ValueError(f"mse_loss: input shape {list(input.shape)} and target shape "
+        raise ShapeError(f"mse_loss: input shape {list(input.shape)} and target shape "
                          f"{list(target.shape)} differ; broadcasting them is almost always a "
                          "bug (torch warns). Reshape one of them.")
     diff = input - target

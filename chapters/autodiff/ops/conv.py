@@ -29,6 +29,8 @@ def pair(value) -> tuple[int, int]:
 
 def conv_output_size(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tuple):
     """(H + 2p - k) // s + 1 for each spatial dimension."""
+    if min(stride) < 1:
+        raise ShapeError(f"{op}: the stride must be positive, got {stride}.")
     out = tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(size, kernel, stride, padding,
                                                               strict=True))
     if min(out) < 1:
@@ -130,6 +132,9 @@ def _conv2d_meta(x: TensorMeta, w: TensorMeta, b: TensorMeta | None = None, stri
         raise ShapeError(
             f"conv2d: weight of shape {w.shape} does not fit input {x.shape}: the weight is "
             "(out_channels, in_channels, kh, kw) and in_channels must equal the input's C.")
+    if b is not None and b.shape != w.shape[:1]:
+        raise ShapeError(f"conv2d: bias of shape {b.shape} does not fit weight {w.shape}: the "
+                         f"bias needs one value per output channel, shape ({w.shape[0]},).")
     oh, ow = conv_output_size("conv2d", x.shape[2:], w.shape[2:], stride, padding)
     return TensorMeta((x.shape[0], w.shape[0], oh, ow), x.dtype)
 

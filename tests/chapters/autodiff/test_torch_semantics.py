@@ -565,3 +565,17 @@ EMPTY_OK = {
 @pytest.mark.parametrize("fn", list(EMPTY_OK.values()), ids=list(EMPTY_OK))
 def test_empty_tensors_reduce_as_torch(fn):
     same_values(fn, [np.zeros((0, 3), np.float32)])
+
+
+LAYER_ERRORS = {
+    "conv2d_bias_shape":
+        lambda lib, F, x: F.conv2d(x.reshape(1, 1, 2, 3), lib.ones(2, 1, 1, 1), lib.ones(3)),
+    "max_pool2d_zero_stride": lambda lib, F, x: F.max_pool2d(x.reshape(1, 1, 2, 3), 1, stride=0),
+    "layer_norm_of_ints": lambda lib, F, x: F.layer_norm(x.long(), (6,)),
+    "mse_loss_shapes_that_do_not_fit": lambda lib, F, x: F.mse_loss(x, lib.ones(5)),
+}
+
+
+@pytest.mark.parametrize("fn", list(LAYER_ERRORS.values()), ids=list(LAYER_ERRORS))
+def test_layer_errors_are_torchs_types(fn):
+    same_error(fn, [normal(6)])
