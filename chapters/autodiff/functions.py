@@ -6,6 +6,7 @@ import numpy as np
 
 from chapters.graph.ops import ShapeError, check_dim
 
+from .core import operands
 from .dispatch import PROMOTE, public
 from .dtypes import result_dtype
 from .tensor import Tensor, apply
@@ -53,9 +54,17 @@ def where(condition, input, other) -> Tensor:
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where: expected a bool condition, got {cond.dtype}; compare first, "
                            "e.g. where(mask != 0, a, b).")
-    values = [v if isinstance(v, Tensor) or np.ndim(v) == 0 else Tensor(v) for v in (input, other)]
-    dtype = result_dtype([v.data if isinstance(v, Tensor) else v for v in values])
-    a, b = (v.to(dtype) if isinstance(v, Tensor) else np.asarray(v).astype(dtype) for v in values)
+    if not isinstance(input, Tensor) and np.ndim(input):
+        input = Tensor(input)
+    if not isinstance(other, Tensor) and np.ndim(other):
+        other = Tensor(other)
+    if isinstance(input, Tensor):
+        a, b = operands(input, other)
+    elif isinstance(other, Tensor):
+        b, a = operands(other, input)
+    else:  # two Python numbers: the dtype they would have as tensors of their own
+        dtype = result_dtype([input, other])
+        a, b = np.asarray(input).astype(dtype), np.asarray(other).astype(dtype)
     return apply("where", (cond, a, b))
 
 

@@ -28,11 +28,16 @@ def torch_index(index) -> tuple:
     slices, None and Ellipsis (basic indexing: a view), with every array's
     dimensions kept whole; ``then`` holds the arrays at their dimensions of
     the result."""
-    parts = index if isinstance(index, tuple) else (index,)
-    if not (any(isinstance(p, np.ndarray) for p in parts) and any(_is_int(p) for p in parts)):
+    if type(index) is not tuple:  # a single index: nothing to mix
+        return index, None
+    has_array = has_int = False
+    for part in index:
+        has_array = has_array or isinstance(part, np.ndarray)
+        has_int = has_int or _is_int(part)
+    if not (has_array and has_int):
         return index, None
     first, then = [], []
-    for part in parts:
+    for part in index:
         if isinstance(part, np.ndarray):  # a bool mask spans as many dims as it has
             first += [slice(None)] * (part.ndim if part.dtype == np.bool_ else 1)
             then.append(part)
