@@ -579,3 +579,48 @@ LAYER_ERRORS = {
 @pytest.mark.parametrize("fn", list(LAYER_ERRORS.values()), ids=list(LAYER_ERRORS))
 def test_layer_errors_are_torchs_types(fn):
     same_error(fn, [normal(6)])
+
+
+def random_index(pick: np.random.Generator, shape: tuple) -> tuple:
+    """A random torch index for ``shape``: integers, slices, lists, masks,
+    None and at most one Ellipsis, in any order."""
+    parts, dim, ellipsis = [], 0, False
+    for _ in range(pick.integers(1, 5)):
+        if dim >= len(shape):
+            break
+        size = shape[dim]
+        kind = pick.integers(8)
+        if kind == 5 and not ellipsis:
+            parts.append(Ellipsis)
+            ellipsis = True
+            continue
+        if kind == 4:
+            parts.append(None)
+            continue
+        parts.append([int(pick.integers(size)), 0] if kind == 3 else
+                     [[0], [size - 1]] if kind == 6 else
+                     np.arange(size) == pick.integers(size) if kind == 7 else
+                     slice(1, None) if kind == 2 else
+                     slice(None) if kind in (1, 5) else int(pick.integers(size)))
+        dim += 1
+    return tuple(parts)
+
+
+def test_random_mixed_indices_match_torch():
+    """400 random indices: the engine reads the same elements as torch, in
+    the same shape, or both refuse the index."""
+    pick = np.random.default_rng(7)
+    x = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    for _ in range(400):
+        index = random_index(pick, x.shape)
+        as_tensors = [(lib, tuple(lib.tensor(p) if isinstance(p, list | np.ndarray) else p
+                                  for p in index)) for lib in (torch, ad)]
+        try:
+            expected = torch.from_numpy(x)[as_tensors[0][1]]
+        except IndexError:
+            with pytest.raises(IndexError):
+                ad.tensor(x)[as_tensors[1][1]]
+            continue
+        got = ad.tensor(x)[as_tensors[1][1]]
+        assert tuple(got.shape) == tuple(expected.shape), index
+        np.testing.assert_array_equal(got.data, expected.numpy(), err_msg=str(index))
