@@ -177,7 +177,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     for what, param in (("weight", weight), ("bias", bias)):
         if param is not None and tuple(param.shape) != shape:
             raise RuntimeError(f"layer_norm: {what} of shape {list(param.shape)} must have the "
-                             f"normalized_shape {list(shape)}")
+                               f"normalized_shape {list(shape)}")
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     return apply("layer_norm", (input, weight, bias), {"dims": dims, "eps": eps})
 
