@@ -292,12 +292,14 @@ def _record(op: str, inputs: tuple, attrs: dict, result: TensorBase, observers: 
 
 def scalar(value, like: np.dtype) -> np.ndarray:
     """A Python number as a weak 0-d array: it takes the tensor's dtype unless
-    its own kind is higher (an int tensor times 2.5 gives float32)."""
+    its own kind is higher (an int tensor times 2.5 gives float32). An integer
+    outside the tensor's integer range wraps around, as in torch
+    (``uint8_tensor + -1`` adds 255)."""
     if type(value) is float and like in _FLOATING:  # the common case, decided at once
         return np.asarray(value, dtype=like)
     kind = dtypes.default_dtype_for(value)
     dtype = like if dtypes.category(kind) <= dtypes.category(like) else kind
-    return np.asarray(value, dtype=dtype)
+    return np.asarray(value).astype(dtype)
 
 
 def operands(a: TensorBase, b) -> tuple:

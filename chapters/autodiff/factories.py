@@ -79,10 +79,12 @@ def randn_like(x: Tensor, dtype=None) -> Tensor:
 
 
 def arange(start, end=None, step=1, dtype=None) -> Tensor:
+    """start, start + step, ... below end. Without ``dtype``: int64 when every
+    bound is an integer, else the default float32 (numpy would give float64)."""
     if end is None:
         start, end = 0, start
-    values = np.arange(start, end, step)
-    return Tensor(values, dtype=dtype)
+    dtype = dtypes.result_dtype([start, end, step]) if dtype is None else dtypes.as_dtype(dtype)
+    return Tensor(np.arange(start, end, step).astype(dtype))
 
 
 def eye(n: int, m: int | None = None, dtype=None) -> Tensor:

@@ -79,10 +79,10 @@ def jvp(f, primals, tangents):
     primals = tuple(p if isinstance(p, Tensor) else Tensor(p) for p in primals)
     tangents = tuple(t if isinstance(t, Tensor) else Tensor(t) for t in tangents)
     if len(primals) != len(tangents):
-        raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
+        raise RuntimeError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents")
     for p, t in zip(primals, tangents, strict=True):
         if p.data.shape != t.data.shape:
-            raise ValueError(f"jvp: tangent of shape {list(t.shape)} does not match its primal "
+            raise RuntimeError(f"jvp: tangent of shape {list(t.shape)} does not match its primal "
                              f"of shape {list(p.shape)}")
     inputs = tuple(Tensor(p.data) for p in primals)
     mode = ForwardMode({id(x): (x, Tensor(t.data.astype(x.data.dtype, copy=False)))

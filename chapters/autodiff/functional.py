@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from chapters.graph.ops import ShapeError
+
 from . import dtypes
 from .dispatch import FLOAT32, LOWER_PRECISION, public
 from .grad_mode import no_grad
@@ -47,7 +49,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (``approximate="tanh"``: the tanh formula)."""
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return apply("gelu", (input,), {"approximate": approximate})
 
 
@@ -95,7 +97,10 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     """2-D convolution (cross-correlation, as torch) with stride, zero padding,
     dilation (kernel taps ``dilation`` apart) and groups (input and output
     channels split into ``groups`` independent convolutions; the weight is
-    (out_channels, in_channels / groups, kh, kw))."""
+    (out_channels, in_channels / groups, kh, kw)). An input (C, H, W) is one
+    unbatched image."""
+    if input.ndim == 3:
+        return _batch_of_one(conv2d, input, weight, bias, stride, padding, dilation, groups)
     if isinstance(padding, str):
         raise NotImplementedError("conv2d: give padding as numbers ('same'/'valid' strings "
                                   "are not implemented)")
@@ -147,6 +152,14 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         "dilation": pair(dilation), "groups": groups})
 
 
+def _batch_of_one(fn, input: Tensor, *args) -> Tensor:
+    """``fn`` on an unbatched image (C, H, W), run as a batch of one, as torch accepts it."""
+    out = fn(input.unsqueeze(0), *args)
+    if isinstance(out, tuple):
+        return tuple(o.squeeze(0) for o in out)
+    return out.squeeze(0)
+
+
 def _pool_attrs(op: str, kernel_size, stride, padding) -> dict:
     kernel, padding = pair(kernel_size), pair(padding)
     stride = kernel if stride is None or stride == [] else pair(stride)
@@ -162,7 +175,11 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     """The maximum of each window (stride defaults to the kernel size);
     ``dilation`` spaces the window's taps, ``ceil_mode`` keeps a last partial
     window, ``return_indices`` also returns where each maximum is (a flat
-    index into its channel's H x W plane, as torch)."""
+    index into its channel's H x W plane, as torch). An input (C, H, W) is one
+    unbatched image."""
+    if input.ndim == 3:
+        return _batch_of_one(max_pool2d, input, kernel_size, stride, padding, dilation,
+                             ceil_mode, return_indices)
     attrs = _pool_attrs("max_pool2d", kernel_size, stride, padding)
     attrs.update(dilation=pair(dilation), ceil_mode=bool(ceil_mode))
     out = apply("max_pool2d", (input,), attrs)
@@ -175,7 +192,11 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """The mean of each window; zero padding counts toward the divisor unless
-    ``count_include_pad=False``; ``divisor_override`` replaces the divisor."""
+    ``count_include_pad=False``; ``divisor_override`` replaces the divisor. An
+    input (C, H, W) is one unbatched image."""
+    if input.ndim == 3:
+        return _batch_of_one(avg_pool2d, input, kernel_size, stride, padding, ceil_mode,
+                             count_include_pad, divisor_override)
     attrs = _pool_attrs("avg_pool2d", kernel_size, stride, padding)
     if divisor_override is not None and divisor_override <= 0:
         raise RuntimeError(f"avg_pool2d: divisor_override must be positive, got "
@@ -209,7 +230,11 @@ def embedding(input, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     padding row stays as initialised)."""
     indices = input.data if isinstance(input, Tensor) else np.asarray(input)
     if dtypes.category(indices.dtype) != 1:
-        raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
+        raise RuntimeError(f"embedding: indices must be an integer tensor, got {indices.dtype}; "
+                           "convert them with .long().")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: the weight must be 2-D (num_embeddings, embedding_dim), "
+                         f"got shape {list(weight.shape)}")
     rows = apply("embedding", (weight, indices))
     if padding_idx is None:
         return rows
@@ -220,15 +245,19 @@ def embedding(input, weight: Tensor, padding_idx: int | None = None) -> Tensor:
 @public("layer_norm", autocast={"cuda": FLOAT32})
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """Normalize over the last ``len(normalized_shape)`` dims, then w * x_hat + b."""
+    """Normalize over the last ``len(normalized_shape)`` dims, then w * x_hat + b
+    (floating inputs only, as torch)."""
+    if not dtypes.is_floating(input.dtype):
+        raise NotImplementedError(f"layer_norm: expected a floating point input, got "
+                                  f"{input.dtype}; convert first, e.g. x.float()")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise ValueError(f"layer_norm: normalized_shape {list(shape)} does not match the last "
-                         f"dims of the input of shape {list(input.shape)}")
+        raise RuntimeError(f"layer_norm: normalized_shape {list(shape)} does not match the last "
+                           f"dims of the input of shape {list(input.shape)}")
     for what, param in (("weight", weight), ("bias", bias)):
         if param is not None and tuple(param.shape) != shape:
-            raise ValueError(f"layer_norm: {what} of shape {list(param.shape)} must have the "
-                             f"normalized_shape {list(shape)}")
+            raise RuntimeError(f"layer_norm: {what} of shape {list(param.shape)} must have the "
+                               f"normalized_shape {list(shape)}")
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     return apply("layer_norm", (input, weight, bias), {"dims": dims, "eps": eps})
 
@@ -258,7 +287,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     running_var.mul_(1 - momentum).add_(x.var(axis=dims, ddof=1) * momentum)
         return apply("batch_norm", (input, weight, bias), {"dims": dims, "eps": eps})
     if running_mean is None or running_var is None:
-        raise ValueError("batch_norm: running_mean and running_var are needed when not training")
+        raise RuntimeError("batch_norm: running_mean and running_var are needed when not "
+                           "training (evaluation mode normalizes with them)")
     mean = running_mean.data.reshape(shape)
     rstd = (1.0 / np.sqrt(running_var.data + eps)).reshape(shape).astype(input.dtype)
     out = (input - mean.astype(input.dtype)) * rstd
@@ -282,18 +312,43 @@ def _reduce(loss: Tensor, reduction: str, weight_sum=None) -> Tensor:
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def _unbatched(loss_fn, input: Tensor, target, reduction: str, **kwargs) -> Tensor:
+    """A loss of one sample, input (C,): computed as a batch of one, as torch
+    accepts it (its ``none`` reduction is then 0-d)."""
+    t = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
+    loss = loss_fn(input.unsqueeze(0), t.unsqueeze(0), reduction=reduction, **kwargs)
+    return loss.squeeze(0) if reduction == "none" else loss
+
+
+def _class_target(op: str, input: Tensor, target) -> np.ndarray:
+    """Class-index targets: integers of shape (N, ...) for an input (N, C, ...)."""
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if dtypes.category(t.dtype) != 1:
+        raise RuntimeError(f"{op}: expected integer class indices as target, got {t.dtype}; "
+                           "use target.long(), or float class probabilities of the input's "
+                           "shape with cross_entropy.")
+    if t.ndim != input.ndim - 1:
+        raise RuntimeError(f"{op}: input of shape {list(input.shape)} (N, C, ...) needs a target "
+                           f"of shape (N, ...) with {input.ndim - 1} dims, got {list(t.shape)}")
+    if t.shape[:1] != input.shape[:1]:  # torch's type for a batch size mismatch
+        raise ValueError(f"{op}: input batch size {input.shape[0]} does not match the target's "
+                         f"{t.shape[0]} (input {list(input.shape)}, target {list(t.shape)})")
+    if t.shape != input.shape[:1] + input.shape[2:]:
+        raise RuntimeError(f"{op}: input of shape {list(input.shape)} (N, C, ...) needs a target "
+                         f"of shape (N, ...), got {list(t.shape)}")
+    return t
+
+
 @public("nll_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (log-probabilities in, class indices as targets),
     weighted per class; ``mean`` divides by the total weight of the counted
-    targets, as torch."""
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
-    if dtypes.category(t.dtype) != 1:
-        raise TypeError(f"nll_loss: expected integer class indices as target, got {t.dtype}")
-    if input.ndim < 1 or t.shape != input.shape[:1] + input.shape[2:]:
-        raise ValueError(f"nll_loss: input of shape {list(input.shape)} (N, C, ...) needs a "
-                         f"target of shape (N, ...), got {list(t.shape)}")
+    targets, as torch. An input of shape (C,) is one sample."""
+    if input.ndim == 1:
+        return _unbatched(nll_loss, input, target, reduction, weight=weight,
+                          ignore_index=ignore_index)
+    t = _class_target("nll_loss", input, target)
     keep = t != ignore_index
     safe = np.where(keep, t, 0)
     if (safe < 0).any() or (safe >= input.shape[1]).any():
@@ -316,7 +371,8 @@ def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: 
 def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_index: int = -100,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """nll_loss(log_softmax(input, dim=1), target); ``target`` may also hold
-    class probabilities (a float tensor of the input's shape).
+    class probabilities (a float tensor of the input's shape). An input of
+    shape (C,) is one sample.
 
     Label smoothing (标签平滑) with ``eps = label_smoothing`` trains against
     ``(1 - eps) * onehot(target) + eps / C``, so the loss is
@@ -326,11 +382,21 @@ def cross_entropy(input: Tensor, target, weight: Tensor | None = None, ignore_in
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got "
                            f"{label_smoothing}")
-    logp = apply("log_softmax", (input,), {"dim": 1})
+    if input.ndim == 1:
+        return _unbatched(cross_entropy, input, target, reduction, weight=weight,
+                          ignore_index=ignore_index, label_smoothing=label_smoothing)
     t = target.data if isinstance(target, Tensor) else np.asarray(target)
     if dtypes.is_floating(t.dtype):
+        if t.shape != input.shape:
+            raise RuntimeError(
+                f"cross_entropy: a float target holds class probabilities and must have the "
+                f"input's shape {list(input.shape)}, got {list(t.shape)}; for class indices "
+                "pass an integer tensor of shape (N, ...).")
+        logp = apply("log_softmax", (input,), {"dim": 1})
         return _soft_target_cross_entropy(logp, _tensor(target), weight, reduction,
                                           label_smoothing)
+    _class_target("cross_entropy", input, t)
+    logp = apply("log_softmax", (input,), {"dim": 1})
     loss = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return loss
@@ -362,10 +428,12 @@ def _soft_target_cross_entropy(logp: Tensor, probs: Tensor, weight: Tensor | Non
 
 @public("mse_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
-    """(input - target)^2, averaged (or summed) over all elements."""
+    """(input - target)^2, averaged (or summed) over all elements. Unlike
+    torch, which warns and broadcasts, shapes that differ are refused (with
+    torch's exception type for shapes that do not fit, RuntimeError)."""
     target = _tensor(target)
     if input.shape != target.shape:
-        raise ValueError(f"mse_loss: input shape {list(input.shape)} and target shape "
+        raise ShapeError(f"mse_loss: input shape {list(input.shape)} and target shape "
                          f"{list(target.shape)} differ; broadcasting them is almost always a "
                          "bug (torch warns). Reshape one of them.")
     diff = input - target

@@ -27,9 +27,12 @@ from collections import namedtuple
 
 import numpy as np
 
+from chapters.graph.ops import check_dim, normalize_dims
+
 from . import dtypes, engine
 from .core import TensorBase, operands, run
 from .dispatch import FLOAT32, LOWER_PRECISION, public
+from .indexing import torch_index
 from .modes import MODES
 
 _LOW = frozenset(dtypes.LOW_PRECISION)
@@ -90,7 +93,9 @@ class Tensor(TensorBase):
         return int(self.data.size)
 
     def size(self, dim: int | None = None):
-        return self.data.shape if dim is None else self.data.shape[dim]
+        if dim is None:
+            return self.data.shape
+        return self.data.shape[check_dim("size", dim, self.ndim)]
 
     def element_size(self) -> int:
         return self.data.dtype.itemsize
@@ -183,6 +188,13 @@ class Tensor(TensorBase):
 
     @public("pow", autocast={"cuda": FLOAT32})
     def pow(self, exponent):
+        """``x ** y``. An integer tensor to a negative Python int is refused, as
+        in torch; integer tensor exponents follow :func:`chapters.graph.ops.integer_power`."""
+        if type(exponent) is int and exponent < 0 and self.data.dtype.kind in "iu":
+            raise RuntimeError(
+                f"pow: integers to negative integer powers are not allowed ({self.data.dtype} "
+                f"** {exponent} is not an integer). Make the base floating first, e.g. "
+                f"x.float() ** {exponent}.")
         return _binary("pow", self, exponent)
 
     @public("maximum")
@@ -198,7 +210,7 @@ class Tensor(TensorBase):
         if not isinstance(other, Tensor):
             other = Tensor(other)
         if self.data.dtype != other.data.dtype:
-            raise TypeError(
+            raise RuntimeError(
                 f"matmul: expected both operands to have the same dtype, got "
                 f"{self.data.dtype}{list(self.shape)} and {other.data.dtype}{list(other.shape)}. "
                 "Cast one of them first, e.g. b.to(a.dtype).")
@@ -275,15 +287,7 @@ class Tensor(TensorBase):
     __gt__ = gt
     __ge__ = ge
 
-    def __and__(self, other):
-        return Tensor(np.logical_and(self.data, _index_arrays(other)))
-
-    def __or__(self, other):
-        return Tensor(np.logical_or(self.data, _index_arrays(other)))
-
-    def __invert__(self):
-        return Tensor(np.logical_not(self.data) if self.data.dtype == np.bool_
-                      else np.invert(self.data))
+    # &, |, ^, ~, <<, >> and the bitwise_* methods: chapters.autodiff.ops.bitwise
 
     # ----------------------------------------------------------------- unary
     @public("exp", autocast={"cuda": FLOAT32})
@@ -326,13 +330,18 @@ class Tensor(TensorBase):
 
     @public("sign")
     def sign(self):
-        return Tensor(np.sign(self.data))
+        return apply("sign", (self,))
 
     @public("clamp")
     def clamp(self, min=None, max=None):
+        """Bounds are Python numbers or tensors; the result's dtype is promoted
+        with theirs, so an int tensor clamped at 2.5 is float32, as in torch.
+        Unlike torch, tensor bounds are constants here: no gradient flows to them."""
         if min is None and max is None:
-            raise ValueError("clamp: at least one of min and max must be given")
-        return apply("clamp", (self,), {"min": min, "max": max})
+            raise RuntimeError("clamp: at least one of min and max must be given (not None)")
+        bounds = [b.data if isinstance(b, Tensor) else b for b in (min, max)]
+        x = self.to(dtypes.result_dtype([self.data] + [b for b in bounds if b is not None]))
+        return apply("clamp", (x,), {"min": bounds[0], "max": bounds[1]})
 
     clip = clamp
 
@@ -389,22 +398,22 @@ class Tensor(TensorBase):
         if isinstance(dim, Tensor):
             return self.minimum(dim)
         if dim is None:
-            return -apply("amax", (-self,), {"dim": None, "keepdim": False})
+            return apply("amin", (self,), {"dim": None, "keepdim": False})
         return _min_max(self, dim, keepdim, np.argmin)
 
     @public("amax")
     def amax(self, dim=None, keepdim: bool = False):
         return apply("amax", (self,), {"dim": dim, "keepdim": keepdim})
 
+    @public("amin")
+    def amin(self, dim=None, keepdim: bool = False):
+        return apply("amin", (self,), {"dim": dim, "keepdim": keepdim})
+
     def argmax(self, dim=None, keepdim: bool = False):
-        if dim is None:
-            return Tensor(np.asarray(np.argmax(self.data), dtype=np.int64))
-        return Tensor(np.argmax(self.data, axis=dim, keepdims=keepdim).astype(np.int64))
+        return _arg_extremum(self, dim, keepdim, np.argmax)
 
     def argmin(self, dim=None, keepdim: bool = False):
-        if dim is None:
-            return Tensor(np.asarray(np.argmin(self.data), dtype=np.int64))
-        return Tensor(np.argmin(self.data, axis=dim, keepdims=keepdim).astype(np.int64))
+        return _arg_extremum(self, dim, keepdim, np.argmin)
 
     # ------------------------------------------------------------- shape ops
     @public("reshape")
@@ -433,26 +442,24 @@ class Tensor(TensorBase):
     @public("flatten")
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
         shape = self.data.shape
+        start, end = (check_dim("flatten", d, len(shape)) for d in (start_dim, end_dim))
         if not shape:
             return self.reshape(1)
-        start, end = start_dim % len(shape), end_dim % len(shape)
+        if start > end:
+            raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
         return self.reshape(shape[:start] + (-1,) + shape[end + 1:])
 
     @public("unsqueeze")
     def unsqueeze(self, dim: int):
         shape = list(self.data.shape)
-        shape.insert(dim % (len(shape) + 1), 1)
+        shape.insert(check_dim("unsqueeze", dim, len(shape) + 1), 1)
         return self.reshape(tuple(shape))
 
     @public("squeeze")
     def squeeze(self, dim=None):
         shape = self.data.shape
-        if dim is None:
-            new = tuple(s for s in shape if s != 1)
-        else:
-            dims = {d % max(len(shape), 1) for d in ((dim,) if isinstance(dim, int) else dim)}
-            new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-        return self.reshape(new)
+        dims = normalize_dims("squeeze", dim, len(shape))
+        return self.reshape(tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1)))
 
     @public("transpose")
     def transpose(self, dim0: int, dim1: int):
@@ -497,7 +504,12 @@ class Tensor(TensorBase):
 
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__", value)
-        self.data[_index_arrays(index)] = value.data if isinstance(value, Tensor) else value
+        value = value.data if isinstance(value, Tensor) else value
+        first, then = torch_index(_index_arrays(index))
+        if then is None:
+            self.data[first] = value
+        else:  # torch's two steps; the first is basic indexing, a view to write through
+            self.data[first][then] = value
         self._vbox[0] += 1
 
     # ------------------------------------------------------------------ casts
@@ -701,13 +713,43 @@ def tensor_method(*aliases: str):
 
 def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:
     """``(values, indices)`` of max/min along ``dim``: a gather at the arg-index,
-    so the gradient goes to the index returned (torch's rule)."""
+    so the gradient goes to the index returned (torch's rule). A 0-d tensor
+    is its own max along dim 0 (or -1), at index 0."""
+    dim = check_dim("max" if arg is np.argmax else "min", dim, x.ndim)
+    if x.ndim == 0:
+        values, indices = _min_max(x.reshape(1), 0, False, arg)
+        return _ValuesIndices(values, indices)
+    _check_reduced_size(arg.__name__.removeprefix("arg"), x, dim)
     indices = np.expand_dims(arg(x.data, axis=dim), dim).astype(np.int64)
     values = apply("gather", (x,), {"dim": dim, "index": indices})
     if not keepdim:
         values = values.squeeze(dim)
         indices = np.squeeze(indices, dim)
     return _ValuesIndices(values, Tensor(indices))
+
+
+def _arg_extremum(x: Tensor, dim, keepdim: bool, arg) -> Tensor:
+    """argmax/argmin as int64 indices; ``dim=None`` indexes the flattened tensor."""
+    name = arg.__name__
+    if x.data.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input; use x.int().{name}(...)")
+    if dim is None:
+        _check_reduced_size(name, x, None)
+        return Tensor(np.asarray(arg(x.data), dtype=np.int64))
+    d = check_dim(name, dim, x.ndim)
+    if x.ndim == 0:
+        return Tensor(np.zeros((), dtype=np.int64))
+    _check_reduced_size(name, x, d)
+    return Tensor(arg(x.data, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+def _check_reduced_size(op: str, x: Tensor, dim: int | None) -> None:
+    """An extremum of no elements is undefined: IndexError, as torch."""
+    size = x.data.size if dim is None else x.data.shape[dim]
+    if size == 0:
+        where = "the tensor" if dim is None else f"dim {dim}"
+        raise IndexError(f"{op}(): {where} of shape {list(x.shape)} has no elements to choose "
+                         "from; reduce over a dim of non-zero size.")
 
 
 def as_shape(size) -> tuple[int, ...]:

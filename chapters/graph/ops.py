@@ -29,8 +29,16 @@ import numpy as np
 Shape = tuple[int, ...]
 
 
-class ShapeError(ValueError):
-    """An op was given inputs whose shapes do not fit together."""
+class ShapeError(RuntimeError):
+    """An op was given inputs whose shapes do not fit together.
+
+    A ``RuntimeError``, the type PyTorch raises for the same mistake, so code
+    written to catch torch's errors catches ours (with a clearer message)."""
+
+
+class DimError(ShapeError, IndexError):
+    """A ``dim`` argument outside ``[-ndim, ndim - 1]``: an ``IndexError``, as
+    in PyTorch, and a :class:`ShapeError`."""
 
 
 class UnknownOpError(KeyError):
@@ -136,19 +144,24 @@ def broadcast_shapes(op: str, *shapes: Shape) -> Shape:
     return tuple(out)
 
 
+def check_dim(op: str, dim: int, ndim: int) -> int:
+    """``dim`` as a non-negative axis of a tensor with ``ndim`` dimensions, or
+    :class:`DimError` when it is outside ``[-ndim, ndim - 1]`` (never wrapped
+    around). A 0-d tensor accepts 0 and -1, as in PyTorch."""
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise DimError(
+            f"{op}: dim {dim} is out of range for a tensor with {ndim} dimensions "
+            f"(valid: {-size} to {size - 1}).")
+    return int(dim) % size
+
+
 def normalize_dims(op: str, dim, ndim: int) -> tuple[int, ...]:
     """``dim`` as a sorted tuple of non-negative axes (``None`` means all)."""
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
-    out = []
-    for d in dims:
-        if not -max(ndim, 1) <= d < max(ndim, 1):
-            raise ShapeError(
-                f"{op}: dim {d} is out of range for a tensor with {ndim} dimensions "
-                f"(valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})."
-            )
-        out.append(int(d) % max(ndim, 1))
+    out = [check_dim(op, d, ndim) for d in dims]
     if len(set(out)) != len(out):
         raise ShapeError(f"{op}: dim {dim} names the same dimension twice.")
     return tuple(sorted(out))
@@ -201,17 +214,19 @@ def reduced_shape(op: str, shape: Shape, dim, keepdim: bool) -> Shape:
 
 def _reduction(op: str, *, floating: bool):
     def infer(x: TensorMeta, dim=None, keepdim=False, **_) -> TensorMeta:
-        dtype = float_dtype(x.dtype) if floating else x.dtype
-        if not floating and x.dtype == np.bool_:
-            dtype = np.dtype(np.int64)
+        dtype = float_dtype(x.dtype) if floating else sum_dtype(x.dtype)
         return TensorMeta(reduced_shape(op, x.shape, dim, keepdim), dtype)
 
     return infer
 
 
 def axes(dim, ndim):
-    """``dim`` as numpy's ``axis``: None (every axis) or a tuple of axes."""
-    return None if dim is None else normalize_dims("", dim, ndim)
+    """``dim`` as numpy's ``axis``: None (every axis) or a tuple of axes. A 0-d
+    tensor has no axis to reduce: its dim 0 (or -1) is the empty tuple."""
+    if dim is None:
+        return None
+    dims = normalize_dims("", dim, ndim)
+    return dims if ndim else ()
 
 
 # ---------------------------------------------------- sources: data entering
@@ -251,8 +266,14 @@ def add(a, b):
 
 @register_op("sub", _binary("sub"), elementwise=True)
 def sub(a, b):
-    """a - b."""
-    return np.subtract(a, b)
+    """a - b (refused for two bools, as torch: use ^ or logical_xor)."""
+    try:
+        return np.subtract(a, b)
+    except TypeError:
+        if np.result_type(a, b) != np.bool_:
+            raise
+        raise RuntimeError("subtracting two bool tensors is not supported; use a ^ b "
+                           "(logical xor) or a & ~b instead.") from None
 
 
 @register_op("mul", _binary("mul"), elementwise=True)
@@ -270,8 +291,22 @@ def div(a, b):
 
 @register_op("pow", _binary("pow"), elementwise=True)
 def pow_(a, b):
-    """a ** b."""
-    return np.power(a, b)
+    """a ** b (integers to negative integer powers: see integer_power)."""
+    try:
+        return np.power(a, b)
+    except ValueError:  # numpy refuses integers to negative integer powers
+        return integer_power(a, b)
+
+
+def integer_power(a, b):
+    """a ** b on integers where some b < 0, as torch computes it: the integer
+    part of a^b, so 1 for a = 1, 1 or -1 for a = -1 (by the parity of b), 0
+    for any other a."""
+    a, b = np.broadcast_arrays(a, b)
+    nonnegative = np.power(a, np.maximum(b, 0))
+    sign = np.where(b % 2 == 0, 1, -1)
+    negative = np.where(a == 1, 1, np.where(a == -1, sign, 0)).astype(nonnegative.dtype)
+    return np.where(b < 0, negative, nonnegative)
 
 
 @register_op("maximum", _binary("maximum"), elementwise=True)
@@ -315,7 +350,10 @@ def where(cond, a, b):
 
 @register_op("neg", same_meta, elementwise=True)
 def neg(x):
-    """-x."""
+    """-x (refused for bools, as torch: use ~x to invert a mask)."""
+    if x.dtype == np.bool_:
+        raise RuntimeError("negating a bool tensor is not supported; use ~x (logical not) "
+                           "to invert a mask.")
     return np.negative(x)
 
 
@@ -366,11 +404,15 @@ def sigmoid(x):
 # --------------------------------------------------------------- reductions
 
 
+def sum_dtype(dtype: np.dtype) -> np.dtype:
+    """Bool and integer sums accumulate in int64, as torch's (no int32 overflow)."""
+    return np.dtype(np.int64) if np.dtype(dtype).kind in "biu" else np.dtype(dtype)
+
+
 @register_op("sum", _reduction("sum", floating=False))
 def sum_(x, dim=None, keepdim=False):
     """Sum over ``dim`` (all dims when None)."""
-    dtype = np.int64 if x.dtype == np.bool_ else x.dtype
-    return np.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=dtype)
+    return np.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=sum_dtype(x.dtype))
 
 
 @register_op("mean", _reduction("mean", floating=True))
@@ -389,9 +431,10 @@ def softmax(x, dim=-1):
     """exp(x_i - max x) / sum_j exp(x_j - max x) along ``dim``; subtracting the
     max changes nothing mathematically and keeps exp from overflowing."""
     x = np.asarray(x, dtype=float_dtype(x.dtype))
-    shifted = x - np.max(x, axis=dim, keepdims=True)
+    dims = axes(dim, x.ndim)
+    shifted = x - np.max(x, axis=dims, keepdims=True, initial=-np.inf)  # initial: empty dims
     e = np.exp(shifted)
-    return e / np.sum(e, axis=dim, keepdims=True)
+    return e / np.sum(e, axis=dims, keepdims=True)
 
 
 # --------------------------------------------------------------- linear algebra
@@ -466,25 +509,30 @@ def reshape(x, shape):
 
 def _transpose_meta(x: TensorMeta, dim0, dim1, **_) -> TensorMeta:
     shape = list(x.shape)
-    d0, d1 = (normalize_dims("transpose", d, len(shape))[0] for d in (dim0, dim1))
-    shape[d0], shape[d1] = shape[d1], shape[d0]
+    d0, d1 = (check_dim("transpose", d, len(shape)) for d in (dim0, dim1))
+    if shape:  # a 0-d tensor accepts dims 0 and -1 and stays as it is
+        shape[d0], shape[d1] = shape[d1], shape[d0]
     return TensorMeta(tuple(shape), x.dtype)
 
 
 @register_op("transpose", _transpose_meta)
 def transpose(x, dim0, dim1):
     """Swap two dimensions (torch.transpose)."""
-    return np.swapaxes(x, dim0, dim1)
+    return np.swapaxes(x, dim0, dim1) if x.ndim else x
 
 
 def _permute_meta(x: TensorMeta, dims, **_) -> TensorMeta:
     dims = tuple(dims)
-    if sorted(d % max(len(x.shape), 1) for d in dims) != list(range(len(x.shape))):
+    ndim = len(x.shape)
+    if len(dims) != ndim:
         raise ShapeError(
-            f"permute: dims {dims} must name every dimension of a {len(x.shape)}-D "
-            "tensor exactly once."
-        )
-    return TensorMeta(tuple(x.shape[d] for d in dims), x.dtype)
+            f"permute: dims {dims} name {len(dims)} dimensions but the tensor has {ndim}; "
+            "give each dimension exactly once.")
+    axes_ = [check_dim("permute", d, ndim) for d in dims]
+    if len(set(axes_)) != ndim:
+        raise ShapeError(f"permute: dims {dims} repeat a dimension; give each of the {ndim} "
+                         "dimensions exactly once.")
+    return TensorMeta(tuple(x.shape[d] for d in axes_), x.dtype)
 
 
 @register_op("permute", _permute_meta)

@@ -152,9 +152,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x: Tensor) -> Tensor:
-        start = self.start_dim % x.ndim
-        end = self.end_dim % x.ndim
-        return x.reshape(tuple(x.shape[:start]) + (-1,) + tuple(x.shape[end + 1:]))
+        return x.flatten(self.start_dim, self.end_dim)
 
 
 class Dropout(Module):

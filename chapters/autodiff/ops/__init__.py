@@ -8,12 +8,13 @@ entry (rules and facts). Importing this package registers every op.
 
 ==============  ===================================================================
 arith           add, sub, mul, div, pow, maximum, minimum, where, compare, dropout
-unary           neg, exp, log, sqrt, abs, tanh, sigmoid, relu, leaky_relu,
+bitwise         bitwise_and/or/xor/not, bitwise_left/right_shift (& | ^ ~ << >>)
+unary           neg, exp, log, sqrt, abs, tanh, sigmoid, relu, sign, leaky_relu,
                 clamp, erf, gelu, cast
 elementwise     sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
                 isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
 rounding        floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
-reduce          sum, mean, amax, var, logsumexp, softmax, log_softmax
+reduce          sum, mean, amax, amin, var, logsumexp, softmax, log_softmax
 scan            cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
 shape           reshape, transpose, permute, broadcast_to, cat, stack
 rearrange       flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
@@ -39,6 +40,7 @@ of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 
 from . import (
     arith,
+    bitwise,
     contract,
     conv,
     conv_transpose,
@@ -59,6 +61,6 @@ from . import (
     unary,
 )
 
-__all__ = ["arith", "contract", "conv", "conv_transpose", "elementwise", "index", "linalg", "norm",
-           "pad", "pool", "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "select",
-           "shape", "sorting", "unary"]
+__all__ = ["arith", "bitwise", "contract", "conv", "conv_transpose", "elementwise", "index",
+           "linalg", "norm", "pad", "pool", "rearrange", "reduce", "rounding", "scan",
+           "scatter_reduce", "select", "shape", "sorting", "unary"]

@@ -29,9 +29,10 @@ def expand_reduced(g: Tensor, shape: tuple, dim, keepdim: bool) -> Tensor:
 
 
 def reduced_count(shape: tuple, dim) -> int:
-    """N, the number of elements a reduction over ``dim`` combines into one."""
+    """N, the number of elements a reduction over ``dim`` combines into one
+    (1 for a 0-d tensor, whose dim 0 is the tensor itself)."""
     dims = normalize_dims("", dim, len(shape))
-    return math.prod(shape[d] for d in dims)
+    return math.prod(shape[d] for d in dims) if shape else 1
 
 
 def data_of(x) -> np.ndarray:

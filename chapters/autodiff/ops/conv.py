@@ -31,6 +31,8 @@ def conv_output_size(op: str, size: tuple, kernel: tuple, stride: tuple, padding
                      dilation: tuple = (1, 1)):
     """(H + 2p - d (k - 1) - 1) // s + 1 for each spatial dimension: a kernel of
     k taps d apart spans d (k - 1) + 1 input positions."""
+    if min(stride) < 1:
+        raise ShapeError(f"{op}: the stride must be positive, got {stride}.")
     out = tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
                 for n, k, s, p, d in zip(size, kernel, stride, padding, dilation, strict=True))
     if min(out) < 1:
@@ -140,6 +142,9 @@ def _conv2d_meta(x: TensorMeta, w: TensorMeta, b: TensorMeta | None = None, stri
             f"conv2d: weight of shape {w.shape} does not fit input {x.shape} with groups="
             f"{groups}: the weight is (out_channels, in_channels / groups, kh, kw), so its dim "
             "1 times groups must equal the input's C, and groups must divide out_channels.")
+    if b is not None and b.shape != w.shape[:1]:
+        raise ShapeError(f"conv2d: bias of shape {b.shape} does not fit weight {w.shape}: the "
+                         f"bias needs one value per output channel, shape ({w.shape[0]},).")
     oh, ow = conv_output_size("conv2d", x.shape[2:], w.shape[2:], stride, padding, dilation)
     return TensorMeta((x.shape[0], w.shape[0], oh, ow), x.dtype)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from chapters.graph.ops import ShapeError, TensorMeta, register_op
 
+from ..indexing import index_torch_style, torch_index
 from ..rules import register
 from ..tensor import apply
 
@@ -20,14 +21,15 @@ from ..tensor import apply
 
 
 def _index_meta(x: TensorMeta, index, **_) -> TensorMeta:
-    out = np.empty(x.shape, dtype=np.bool_)[index]
+    out = index_torch_style(np.empty(x.shape, dtype=np.bool_), index)
     return TensorMeta(np.shape(out), x.dtype)
 
 
 @register_op("getitem", _index_meta)
 def getitem(x, index):
-    """``x[index]``: basic slicing gives a view, integer arrays a copy."""
-    return x[index]
+    """``x[index]`` as torch reads it (:mod:`chapters.autodiff.indexing`):
+    basic slicing gives a view, integer arrays a copy."""
+    return index_torch_style(x, index)
 
 
 def _has_arrays(index) -> bool:
@@ -44,7 +46,10 @@ def getitem_backward(g, index, shape):
     """zeros(shape) with ``g`` added at ``index``: the adjoint of ``getitem``.
     Integer-array indices may repeat an element; ``np.add.at`` sums those."""
     out = np.zeros(shape, dtype=g.dtype)
-    if _has_arrays(index):
+    first, then = torch_index(index)
+    if then is not None:  # torch's two steps: the first is basic, a view to write into
+        np.add.at(out[first], then, g)
+    elif _has_arrays(index):
         np.add.at(out, index, g)
     else:
         out[index] = g

@@ -24,8 +24,11 @@ def matmul_vjp(ctx, g):
     need_a, need_b = ctx.needs_input_grad
     a2 = a.unsqueeze(0) if a.ndim == 1 else a
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-    g2 = g.unsqueeze(-2) if a.ndim == 1 else g
-    g2 = g2.unsqueeze(-1) if b.ndim == 1 else g2
+    if a.ndim == b.ndim == 1:  # a dot product: g is 0-d, one row times one column
+        g2 = g.reshape(1, 1)
+    else:
+        g2 = g.unsqueeze(-2) if a.ndim == 1 else g
+        g2 = g2.unsqueeze(-1) if b.ndim == 1 else g2
     ga = gb = None
     if need_a:
         ga = g2 @ b2.mT

@@ -3,7 +3,7 @@
 A reduction z = r(x) over N elements sends each output gradient back to the
 N elements it combined: ``expand_reduced`` re-inserts the reduced dims and
 expands g to x's shape. sum, mean and softmax have chapter 1's kernels
-(:mod:`chapters.graph.ops`); amax, var, logsumexp and log_softmax are
+(:mod:`chapters.graph.ops`); amax, amin, var, logsumexp and log_softmax are
 defined here with their shape rules.
 """
 
@@ -64,7 +64,7 @@ register("sum", vjp=sum_vjp, jvp=sum_jvp, grad_fn_variant=_over_dims,
 register("mean", vjp=mean_vjp, jvp=mean_jvp, grad_fn_variant=_over_dims,
          grad_fn_variants={"dim": "MeanBackward1"})
 
-# ------------------------------------------------------------------- amax
+# ------------------------------------------------------------- amax, amin
 
 
 def _reduce_meta(op: str):
@@ -74,14 +74,40 @@ def _reduce_meta(op: str):
     return infer
 
 
+def check_nonempty(op: str, shape: tuple, dim) -> None:
+    """For an empty tensor: the max or min of no elements is undefined, so
+    torch raises RuntimeError when it is reduced whole, IndexError when a
+    reduced dim has size 0."""
+    if dim is None:
+        raise RuntimeError(f"the tensor of shape {list(shape)} is empty, so it has no largest "
+                           "or smallest value; reduce over a dim of non-zero size.")
+    for d in normalize_dims(op, dim, len(shape)):
+        if shape[d] == 0:
+            raise IndexError(f"dim {d} of the tensor of shape {list(shape)} has size 0, "
+                             "so it has no largest or smallest value.")
+
+
 @register_op("amax", _reduce_meta("amax"))
 def amax(x, dim=None, keepdim=False):
     """The largest value over ``dim`` (all dims when None)."""
+    if x.size == 0:
+        check_nonempty("amax", x.shape, dim)
     return np.max(x, axis=axes(dim, x.ndim), keepdims=keepdim)
 
 
-def amax_vjp(ctx, g):
-    """z = max_dim x:  g goes to the maximal elements, shared evenly among ties."""
+@register_op("amin", _reduce_meta("amin"))
+def amin(x, dim=None, keepdim=False):
+    """The smallest value over ``dim`` (all dims when None). Its own kernel,
+    not -amax(-x): negating the int32 minimum -2**31 overflows, and bools
+    have no negation."""
+    if x.size == 0:
+        check_nonempty("amin", x.shape, dim)
+    return np.min(x, axis=axes(dim, x.ndim), keepdims=keepdim)
+
+
+def extremum_vjp(ctx, g):
+    """z = max_dim x (or min):  g goes to the elements equal to z, shared
+    evenly among ties."""
     x, z = ctx.saved
     dim, keepdim = ctx.attrs["dim"], ctx.attrs["keepdim"]
     shape = x.data.shape
@@ -91,8 +117,8 @@ def amax_vjp(ctx, g):
             / count.astype(g.data.dtype),)
 
 
-def amax_jvp(primals, tangents, out, dim=None, keepdim=False):
-    """tz = the mean of tx over the maximal elements of each reduced group."""
+def extremum_jvp(primals, tangents, out, dim=None, keepdim=False):
+    """tz = the mean of tx over the elements equal to z in each reduced group."""
     x = primals[0].data
     shape = x.shape
     is_max = x == expand_reduced(out, shape, dim, keepdim).data
@@ -101,12 +127,14 @@ def amax_jvp(primals, tangents, out, dim=None, keepdim=False):
 
 
 def _over_all(attrs: dict, input_meta: tuple, out_ndim: int) -> str | None:
-    """torch's ``x.max()`` (no dim) is ``MaxBackward1``."""
+    """torch's ``x.max()`` (no dim) is ``MaxBackward1``, ``x.min()`` ``MinBackward1``."""
     return "all" if attrs.get("dim") is None else None
 
 
-register("amax", vjp=amax_vjp, jvp=amax_jvp, saves=(0, "out"), grad_fn_variant=_over_all,
-         grad_fn_variants={"all": "MaxBackward1"})
+register("amax", vjp=extremum_vjp, jvp=extremum_jvp, saves=(0, "out"),
+         grad_fn_variant=_over_all, grad_fn_variants={"all": "MaxBackward1"})
+register("amin", vjp=extremum_vjp, jvp=extremum_jvp, saves=(0, "out"),
+         grad_fn_variant=_over_all, grad_fn_variants={"all": "MinBackward1"})
 
 # -------------------------------------------------------------------- var
 
@@ -117,7 +145,11 @@ def _var_meta(x: TensorMeta, dim=None, keepdim=False, correction=1, **_) -> Tens
 
 @register_op("var", _var_meta)
 def var(x, dim=None, keepdim=False, correction=1):
-    """sum((x - mean)^2) / (N - correction) over ``dim``."""
+    """sum((x - mean)^2) / (N - correction) over ``dim``; floating inputs
+    only, as torch (an integer variance would need a dtype choice)."""
+    if x.dtype.kind in "biu":
+        raise RuntimeError(f"std and var need a floating point input, got {x.dtype}; convert "
+                           "first, e.g. x.float().var()")
     return np.var(x, axis=axes(dim, x.ndim), keepdims=keepdim, ddof=correction)
 
 
@@ -155,11 +187,13 @@ def _logsumexp_meta(x: TensorMeta, dim, keepdim=False, **_) -> TensorMeta:
 @register_op("logsumexp", _logsumexp_meta)
 def logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over ``dim``, computed as m + log(sum(exp(x - m)))
-    with m the max, so that exp cannot overflow."""
+    with m the max, so that exp cannot overflow. Integers give float32."""
+    x = x.astype(float_dtype(x.dtype), copy=False)
     dims = axes(dim, x.ndim)
-    m = np.max(x, axis=dims, keepdims=True)
+    m = np.max(x, axis=dims, keepdims=True, initial=-np.inf)  # the max of no values: -inf
     m = np.where(np.isfinite(m), m, 0)
-    out = m + np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True))
+    with np.errstate(divide="ignore"):  # log 0 = -inf: the logsumexp of no values
+        out = m + np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True))
     return out if keepdim else np.squeeze(out, axis=dims)
 
 
@@ -208,10 +242,14 @@ def _log_softmax_meta(x: TensorMeta, dim, **_) -> TensorMeta:
 
 @register_op("log_softmax", _log_softmax_meta)
 def log_softmax(x, dim):
-    """x - logsumexp(x) along ``dim``: log-probabilities, stable for large x."""
-    m = np.max(x, axis=dim, keepdims=True)
-    shifted = x - m
-    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    """x - logsumexp(x) along ``dim``: log-probabilities, stable for large x.
+    Floating inputs only, as torch."""
+    if x.dtype.kind in "biu":
+        raise NotImplementedError(f"log_softmax needs a floating point input, got {x.dtype}; "
+                                  "convert first, e.g. x.float()")
+    dims = axes(dim, x.ndim)
+    shifted = x - np.max(x, axis=dims, keepdims=True, initial=-np.inf)  # initial: empty dims
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dims, keepdims=True))
 
 
 def log_softmax_vjp(ctx, g):

@@ -4,7 +4,7 @@ with the output z where that is cheaper (e^x, tanh, sigmoid, sqrt).
 
 neg, exp, log, sqrt, abs, tanh, sigmoid and relu have chapter 1's kernels
 (:mod:`chapters.graph.ops`) and their rules are rows of one table,
-:data:`SIMPLE_RULES`; leaky_relu, clamp, erf, gelu and cast are defined here
+:data:`SIMPLE_RULES`; sign, leaky_relu, clamp, erf, gelu and cast are defined here
 with their shape rules.
 """
 
@@ -66,6 +66,33 @@ def _simple_rules(op: str, reads: tuple, rule, math: str) -> tuple:
 for _op, (_reads, _rule, _math, _movement) in SIMPLE_RULES.items():
     _vjp, _jvp = _simple_rules(_op, _reads, _rule, _math)
     register(_op, vjp=_vjp, jvp=_jvp, saves=_reads, movement=_movement)
+
+# ------------------------------------------------------------------- sign
+
+
+@register_op("sign", same_meta, elementwise=True)
+def sign(x):
+    """-1, 0 or 1 by the sign of x; 0 for NaN and the value itself for bools (torch)."""
+    if x.dtype == np.bool_:
+        return x.copy()
+    out = np.sign(x)
+    if x.dtype.kind not in "iu":
+        out[np.isnan(x)] = 0
+    return out
+
+
+def sign_vjp(ctx, g):
+    """z = sign(x) is piecewise constant:  dL/dx = 0 (torch's choice at x = 0
+    too). Zero, not an error: the op is recorded like any other."""
+    return (masked(g, np.zeros(g.data.shape, dtype=bool)),)
+
+
+def sign_jvp(primals, tangents, out):
+    """tz = 0 tx."""
+    return masked(tangents[0], np.zeros(tangents[0].data.shape, dtype=bool))
+
+
+register("sign", vjp=sign_vjp, jvp=sign_jvp, movement=True)
 
 # ------------------------------------------------------------- leaky_relu
 

@@ -16,6 +16,7 @@ import pytest
 
 import chapters.autodiff  # noqa: F401  (registers every op)
 from chapters.autodiff import rules
+from chapters.autodiff.ops.bitwise import BITWISE_OPS
 from chapters.graph.ops import REGISTRY
 
 ROOT = Path(chapters.autodiff.__file__).parent
@@ -131,9 +132,9 @@ def test_an_ops_rules_live_in_the_module_that_registers_it(op):
 @pytest.mark.parametrize("op", REGISTERED)
 def test_an_op_with_a_floating_result_has_both_rules_with_their_math(op):
     info = rules.OPS[op]
-    if info.vjp is None:  # a comparison or predicate: its bool result carries no gradient
+    if info.vjp is None:  # a comparison, predicate or bitwise op: its result carries no gradient
         assert op in {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isclose",
-                      "logical_reduce"}
+                      "logical_reduce", *BITWISE_OPS}
         return
     assert info.jvp is not None, f"{op} has a VJP but no JVP"
     for rule in (info.vjp, info.jvp):

@@ -46,7 +46,7 @@ def test_decorator_with_options_and_shape_errors():
 
     assert_close(add(np.ones(3), np.ones(3)), np.full(3, 2.0), rtol=0, atol=0)
     assert all(n.op != "fused" for n in add.entry_for(np.ones(3), np.ones(3)).graph)
-    with pytest.raises(ValueError, match=r"add: shapes \(3,\) and \(4,\) cannot be broadcast"):
+    with pytest.raises(RuntimeError, match=r"add: shapes \(3,\) and \(4,\) cannot be broadcas"):
         add(np.ones(3), np.ones(4))
 
 
