@@ -19,6 +19,7 @@ from autograder.messages import CHINESE, ENGLISH, language_of
 from autograder.release import public_cases
 from autograder.spec import PUBLIC_CASES, load_lab
 
+from ..labs.test_learner_help import LAB_IDS, _solution_source, code_like, solution_names
 from .helpers import TOY, toy_lab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -208,3 +209,14 @@ def test_the_released_chinese_lab_reports_in_chinese_with_no_extra_call(tmp_path
     report = run_check("fold_constants", namespace={"fold_constants": lambda g: g})
     tiers = load_lab("lab1_graph").exercise("fold_constants").hints_zh
     assert report.language == "zh" and report.hints() == [("提示 1/3", tiers[0])]
+
+
+LAB_EXERCISES = [pytest.param(spec.id, ex, id=f"{spec.id}-{ex.id}")
+                 for spec in COURSE_SPECS if spec.id in LAB_IDS for ex in spec.exercises]
+
+
+@pytest.mark.parametrize(("lab_id", "ex"), LAB_EXERCISES)
+def test_chinese_tier_one_is_a_nudge_without_code_too(lab_id, ex):
+    first, last = ex.hints_zh[0], ex.hints_zh[-1]
+    assert len(first) < len(last), "tier 1 is a nudge, the last tier the fullest"
+    assert code_like(first, solution_names(_solution_source(lab_id, ex.id))) == []
