@@ -145,9 +145,10 @@ class CheckReport:
         wrong = [r for r in self.results if r.status in ("failed", "error")]
         for r in self.results:
             lines += _case_lines(self, r, detailed=bool(wrong) and r is wrong[0])
-        lines += [f"  {label}: {text}" for label, text in self.hints()]
+        colon = self.say("colon")
+        lines += [f"  {label}{colon}{text}" for label, text in self.hints()]
         if self.more_help():
-            lines.append(f"  {self.say('more_help_text')}: {self.more_help()}")
+            lines.append(f"  {self.say('more_help_text')}{colon}{self.more_help()}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -395,9 +396,12 @@ def _args_text(args, kwargs, limit=ARGS_CHARS) -> str:
 
 
 def _hints_html(report: CheckReport) -> str:
-    tiers = "".join(f'<div style="margin-top:4px"><b>{html.escape(label)}:</b> '
+    colon = report.say("colon")
+    label_end = html.escape(colon.rstrip())   # the English space goes after the </b>
+    gap = colon[len(colon.rstrip()):]
+    tiers = "".join(f'<div style="margin-top:4px"><b>{html.escape(label)}{label_end}</b>{gap}'
                     f"{html.escape(text)}</div>" for label, text in report.hints())
-    more = (f'<div style="margin-top:2px;color:#57606a">{report.say("more_help_html")}: '
+    more = (f'<div style="margin-top:2px;color:#57606a">{report.say("more_help_html")}{colon}'
             f"<code>{html.escape(report.more_help())}</code></div>" if report.more_help() else "")
     return tiers + more
 

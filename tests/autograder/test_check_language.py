@@ -77,16 +77,16 @@ def test_english_report_is_unchanged():
 
 def test_chinese_headline_statuses_columns_and_hint_labels():
     report = run_check("word_counts", TOY, {"word_counts": _wrong_counts}, lang="zh")
-    assert report.headline() == ("word_counts：1/2 个公开测试用例通过（有未通过的）。这里只有公开的"
+    assert report.headline() == ("word_counts：1/2 个公开测试用例通过（部分未通过）。这里只有公开的"
                                  "测试用例，评分时还会再跑 1 个隐藏测试用例。")
     text = report.to_text()
     assert "  [未通过] two_words: " in text and "  [通过] empty" in text
     assert "      输入： 'a b a'" in text and "      实际： {}" in text
     assert [label for label, _ in report.hints()] == ["提示 1/2"]
-    assert "更多提示: check('word_counts', hint=2)" in text
+    assert "更多提示：check('word_counts', hint=2)" in text
     page = report_html([report])
     assert "<th>结果</th><th>测试用例</th><th>输入</th>" in page and ">未通过<" in page
-    assert "更多提示: <code>" in page
+    assert "更多提示：<code>" in page
 
 
 def test_chinese_messages_for_a_stub_and_a_missing_function():
