@@ -32,6 +32,7 @@ a released notebook ``autograder.language``); ``./public_cases.json``'s
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -158,7 +159,7 @@ class CheckReport:
         return self.to_text()
 
 
-def _load_public(exercise_id: str, lab=None) -> PublicExercise:
+def _load_public(exercise_id: str, lab=None, language: str = "en") -> PublicExercise:
     if lab is None and Path("spec.py").is_file():
         try:
             return _from_spec(load_lab(Path(".")), exercise_id)
@@ -178,11 +179,10 @@ def _load_public(exercise_id: str, lab=None) -> PublicExercise:
     if len(matches) == 1:
         return _from_spec(matches[0], exercise_id)
     if matches:
-        raise LookupError(f"exercise {exercise_id!r} exists in labs "
-                          f"{[m.id for m in matches]}; pass lab=...")
-    raise LookupError(f"no lab has an exercise {exercise_id!r} (looked at ./spec.py, "
-                      f"./{PUBLIC_CASES}, labs/*/spec.py and chapters/practice/*/spec.py); "
-                      "check the spelling of the id")
+        raise LookupError(message(language, "in_several_labs", id=exercise_id,
+                                  labs=[m.id for m in matches]))
+    raise LookupError(message(language, "no_such_exercise", id=exercise_id,
+                              public=PUBLIC_CASES))
 
 
 def _labs_dir() -> Path:
@@ -286,7 +286,17 @@ def _notebook_language(namespace: dict) -> str | None:
     if path is None:
         return None
     try:
-        return _language_tag(json.loads(path.read_text(encoding="utf-8")).get("metadata", {}))
+        return _saved_notebook_language(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _saved_notebook_language(path: str, mtime_ns: int) -> str | None:
+    """The language in a saved notebook's metadata; cached per version of the file
+    (``mtime_ns``), since a notebook saved with its figures can be megabytes."""
+    try:
+        return _language_tag(json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {}))
     except (OSError, ValueError, AttributeError):
         return None   # unreadable or foreign: the next source of the language decides
 
@@ -315,11 +325,11 @@ def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = Non
 
     ``hint`` asks for hint tiers 1..hint (see :meth:`CheckReport.hints`); ``lang``
     (``"zh"`` or ``"en"``) overrides the language the notebook implies."""
-    ex = _load_public(exercise_id, lab)
     namespace = _namespace(namespace)
+    language = report_language(lang, namespace)
+    ex = _load_public(exercise_id, lab, language)
     function = namespace.get(ex.function)
-    report = CheckReport(ex, hint_level=None if hint is None else int(hint),
-                         language=report_language(lang, namespace))
+    report = CheckReport(ex, hint_level=None if hint is None else int(hint), language=language)
     say = report.say
     for name, args, kwargs, expected in ex.cases:
         result = CaseResult(name, "passed", args, kwargs, expected)
@@ -461,11 +471,11 @@ def run_check_all(lab=None, namespace=None, lang: str | None = None) -> list[Che
     """Reports for every exercise of the lab (by default: the lab in ./spec.py or
     ./public_cases.json, or the lab whose functions this namespace defines)."""
     namespace = _namespace(namespace)
-    ids = _exercise_ids(lab, namespace)
+    ids = _exercise_ids(lab, namespace, report_language(lang, namespace))
     return [run_check(eid, lab, namespace, lang=lang) for eid in ids]
 
 
-def _exercise_ids(lab, namespace) -> list[str]:
+def _exercise_ids(lab, namespace, language: str = "en") -> list[str]:
     if lab is not None:
         return [ex.id for ex in load_lab(lab).exercises]
     if Path("spec.py").is_file():
@@ -478,7 +488,7 @@ def _exercise_ids(lab, namespace) -> list[str]:
         if hits > best_hits:
             best, best_hits = spec, hits
     if best is None:
-        raise LookupError("cannot tell which lab this is; call check_all(lab='lab1_graph')")
+        raise LookupError(message(language, "which_lab"))
     return [ex.id for ex in best.exercises]
 
 

@@ -44,6 +44,11 @@ ENGLISH = {
     "col_message": "message",
     "summary": ("{done}/{total} exercises pass all their public cases "
                 "(public cases only; grading adds hidden cases)."),
+    "in_several_labs": "exercise {id!r} exists in labs {labs}; pass lab=...",
+    "no_such_exercise": ("no lab has an exercise {id!r} (looked at ./spec.py, ./{public}, "
+                         "labs/*/spec.py and chapters/practice/*/spec.py); check the spelling "
+                         "of the id"),
+    "which_lab": "cannot tell which lab this is; call check_all(lab='lab1_graph')",
 }
 
 CHINESE = {
@@ -79,6 +84,10 @@ CHINESE = {
     "col_message": "说明",
     "summary": ("{done}/{total} 个练习的公开测试用例全部通过"
                 "（只含公开测试用例；评分时还会加上隐藏测试用例）。"),
+    "in_several_labs": "练习 {id!r} 同时出现在实验 {labs} 中；请用 lab=... 指明是哪一个",
+    "no_such_exercise": ("没有哪个实验有练习 {id!r}（已查找 ./spec.py、./{public}、"
+                         "labs/*/spec.py 和 chapters/practice/*/spec.py）；请检查练习 id 的拼写"),
+    "which_lab": "无法判断这是哪个实验；请调用 check_all(lab='lab1_graph')",
 }
 
 MESSAGES = {"en": ENGLISH, "zh": CHINESE}

@@ -220,3 +220,10 @@ def test_chinese_tier_one_is_a_nudge_without_code_too(lab_id, ex):
     first, last = ex.hints_zh[0], ex.hints_zh[-1]
     assert len(first) < len(last), "tier 1 is a nudge, the last tier the fullest"
     assert code_like(first, solution_names(_solution_source(lab_id, ex.id))) == []
+
+
+def test_a_misspelled_id_is_reported_in_the_reports_language():
+    with pytest.raises(LookupError, match="请检查练习 id 的拼写"):
+        run_check("ch1_node_dpths", namespace={}, lang="zh")
+    with pytest.raises(LookupError, match="check the spelling of the id"):
+        run_check("ch1_node_dpths", namespace={})
