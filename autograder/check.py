@@ -19,12 +19,23 @@ directory with ``spec.py``); ``spec.py`` in the current directory;
 the student notebook); every ``labs/*/spec.py`` of the installed course, then
 every ``chapters/practice/*/spec.py`` (the chapters' ungraded practice, whose
 cases are all public).
+
+The report speaks the notebook's language (the tables in
+:mod:`autograder.messages`; hint tiers from the exercise's ``hints_zh``, the
+English ones where it has none). First match wins: the ``lang`` argument;
+:func:`set_language`; the notebook the kernel runs, whose path Jupyter puts in
+the ``JPY_SESSION_NAME`` environment variable, when its metadata names a
+language (the Chinese chapters and lab sources carry ``course_edition.language``,
+a released notebook ``autograder.language``); ``./public_cases.json``'s
+``language`` (the Chinese release writes ``"zh-CN"``); English.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -37,12 +48,12 @@ import labs
 
 from . import codec
 from .compare import compare
+from .messages import language_of, message
 from .spec import PUBLIC_CASES, load_lab
 from .summarize import brief, clip, difference
 
-STATUS_STYLE = {"passed": ("#1a7f37", "passed"), "failed": ("#cf222e", "failed"),
-                "error": ("#cf222e", "error"), "not_attempted": ("#9a6700", "not attempted"),
-                "missing": ("#9a6700", "not defined")}
+STATUS_COLOR = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e",
+                "not_attempted": "#9a6700", "missing": "#9a6700"}
 VALUE_CHARS = 120
 """How long an expected or returned value may be, as text, in a report."""
 ARGS_CHARS = 200
@@ -60,6 +71,11 @@ class PublicExercise:
     hidden_cases: int
     cases: list[tuple[str, tuple, dict, object]]   # name, args, kwargs, expected
     lab: str = ""
+    hints_zh: tuple[str, ...] = ()
+
+    def hints_in(self, language: str) -> tuple[str, ...]:
+        """The hint tiers in ``language``; English where there is no translation."""
+        return self.hints_zh if language == "zh" and self.hints_zh else self.hints
 
 
 @dataclass
@@ -77,11 +93,17 @@ class CaseResult:
 @dataclass
 class CheckReport:
     """The public cases' results; ``hint_level`` is what ``check(id, hint=...)`` asked for
-    (``None``: tier 1 if something fails, nothing if all pass)."""
+    (``None``: tier 1 if something fails, nothing if all pass); ``language`` is the
+    report's, a key of :data:`autograder.messages.MESSAGES`."""
 
     exercise: PublicExercise
     results: list[CaseResult] = field(default_factory=list)
     hint_level: int | None = None
+    language: str = "en"
+
+    def say(self, key: str, **fields) -> str:
+        """The message ``key`` in the report's language."""
+        return message(self.language, key, **fields)
 
     @property
     def passed(self) -> int:
@@ -98,23 +120,19 @@ class CheckReport:
 
     def headline(self) -> str:
         ex = self.exercise
-        word = {"passed": "all pass", "not_attempted": "not attempted yet",
-                "failed": "some fail"}[self.status]
-        if not ex.hidden_cases:
-            return f"{ex.id}: {self.passed}/{len(self.results)} cases pass ({word})."
-        return (f"{ex.id}: {self.passed}/{len(self.results)} public cases pass ({word}). "
-                f"These are the public cases only; grading also runs {ex.hidden_cases} "
-                "hidden case(s).")
+        fields = {"id": ex.id, "passed": self.passed, "total": len(self.results),
+                  "word": self.say(f"word_{self.status}"), "hidden": ex.hidden_cases}
+        return self.say("headline_hidden" if ex.hidden_cases else "headline", **fields)
 
     def hints(self) -> list[tuple[str, str]]:
         """The hint tiers to show, each as (label, text): tiers 1..hint_level."""
-        tiers = self.exercise.hints
+        tiers = self.exercise.hints_in(self.language)
         if self.hint_level is None:
             level = 1 if self.status != "passed" else 0
         else:
             level = max(1, min(self.hint_level, len(tiers)))
-        return [("Hint" if len(tiers) == 1 else f"Hint {k} of {len(tiers)}", tiers[k - 1])
-                for k in range(1, min(level, len(tiers)) + 1)]
+        return [(self.say("hint") if len(tiers) == 1 else self.say("hint_of", k=k, n=len(tiers)),
+                 tiers[k - 1]) for k in range(1, min(level, len(tiers)) + 1)]
 
     def more_help(self) -> str:
         """The call that shows one more hint tier ("" when every tier is shown or none is)."""
@@ -127,10 +145,11 @@ class CheckReport:
         lines = [self.headline()]
         wrong = [r for r in self.results if r.status in ("failed", "error")]
         for r in self.results:
-            lines += _case_lines(r, detailed=bool(wrong) and r is wrong[0])
-        lines += [f"  {label}: {text}" for label, text in self.hints()]
+            lines += _case_lines(self, r, detailed=bool(wrong) and r is wrong[0])
+        colon = self.say("colon")
+        lines += [f"  {label}{colon}{text}" for label, text in self.hints()]
         if self.more_help():
-            lines.append(f"  more help: {self.more_help()}")
+            lines.append(f"  {self.say('more_help_text')}{colon}{self.more_help()}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -140,7 +159,7 @@ class CheckReport:
         return self.to_text()
 
 
-def _load_public(exercise_id: str, lab=None) -> PublicExercise:
+def _load_public(exercise_id: str, lab=None, language: str = "en") -> PublicExercise:
     if lab is None and Path("spec.py").is_file():
         try:
             return _from_spec(load_lab(Path(".")), exercise_id)
@@ -160,11 +179,10 @@ def _load_public(exercise_id: str, lab=None) -> PublicExercise:
     if len(matches) == 1:
         return _from_spec(matches[0], exercise_id)
     if matches:
-        raise LookupError(f"exercise {exercise_id!r} exists in labs "
-                          f"{[m.id for m in matches]}; pass lab=...")
-    raise LookupError(f"no lab has an exercise {exercise_id!r} (looked at ./spec.py, "
-                      f"./{PUBLIC_CASES}, labs/*/spec.py and chapters/practice/*/spec.py); "
-                      "check the spelling of the id")
+        raise LookupError(message(language, "in_several_labs", id=exercise_id,
+                                  labs=[m.id for m in matches]))
+    raise LookupError(message(language, "no_such_exercise", id=exercise_id,
+                              public=PUBLIC_CASES))
 
 
 def _labs_dir() -> Path:
@@ -197,7 +215,7 @@ def _from_spec(spec, exercise_id: str) -> PublicExercise:
         cases.append((case.name, tuple(case.args), dict(case.kwargs),
                       codec.loads(codec.dumps(ex.reference(*args, **kwargs)))))
     return PublicExercise(ex.id, ex.function, ex.compare, ex.rtol, ex.atol, ex.hints,
-                          len(ex.hidden_cases), cases, spec.id)
+                          len(ex.hidden_cases), cases, spec.id, ex.hints_zh)
 
 
 def _from_public_json(data: dict, exercise_id: str) -> PublicExercise | None:
@@ -207,8 +225,10 @@ def _from_public_json(data: dict, exercise_id: str) -> PublicExercise | None:
             cases = [(c["name"], codec.decode(c["args"]), codec.decode(c["kwargs"]),
                       codec.decode(c["expected"])) for c in ex["cases"]]
             hints = ex.get("hints") or ([ex["hint"]] if ex.get("hint") else [])
+            in_chinese = _language_tag(data) == "zh"
             return PublicExercise(ex["id"], ex["function"], compare_mode, ex["rtol"], ex["atol"],
-                                  tuple(hints), ex["hidden_cases"], cases, data.get("lab", ""))
+                                  tuple(hints), ex["hidden_cases"], cases, data.get("lab", ""),
+                                  tuple(hints) if in_chinese else ())
     return None
 
 
@@ -229,37 +249,113 @@ def _namespace(namespace):
     return frame.f_globals if frame is not None else {}
 
 
-def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = None) -> CheckReport:
+_chosen_language: str | None = None
+"""What :func:`set_language` chose (``None``: follow the notebook)."""
+
+
+def set_language(lang: str | None) -> None:
+    """Make every later ``check``/``check_all`` report in ``lang`` (``"zh"`` or ``"en"``);
+    ``None`` goes back to following the notebook."""
+    global _chosen_language
+    _chosen_language = None if lang is None else language_of(lang)
+
+
+def _language_tag(metadata: dict) -> str | None:
+    """The language a notebook's or ``public_cases.json``'s metadata names, if any."""
+    for holder in (metadata, metadata.get("autograder") or {},
+                   metadata.get("course_edition") or {}):
+        if isinstance(holder, dict) and holder.get("language"):
+            return language_of(holder["language"])
+    return None
+
+
+def _session_notebook(namespace: dict) -> Path | None:
+    """The notebook this kernel runs, from the path Jupyter gives it (absolute, or
+    relative to the server's root, so also tried next to the working directory)."""
+    name = namespace.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+    if not name or not str(name).endswith(".ipynb"):
+        return None
+    for path in (Path(name), Path.cwd() / Path(name).name):
+        if path.is_file():
+            return path
+    return None
+
+
+def _notebook_language(namespace: dict) -> str | None:
+    path = _session_notebook(namespace)
+    if path is None:
+        return None
+    try:
+        return _saved_notebook_language(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _saved_notebook_language(path: str, mtime_ns: int) -> str | None:
+    """The language in a saved notebook's metadata; cached per version of the file
+    (``mtime_ns``), since a notebook saved with its figures can be megabytes."""
+    try:
+        return _language_tag(json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {}))
+    except (OSError, ValueError, AttributeError):
+        return None   # unreadable or foreign: the next source of the language decides
+
+
+def _public_cases_language() -> str | None:
+    public = Path(PUBLIC_CASES)
+    if not public.is_file():
+        return None
+    try:
+        return _language_tag(json.loads(public.read_text()))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def report_language(lang: str | None = None, namespace: dict | None = None) -> str:
+    """The language a report is shown in (see the module's docstring for the order)."""
+    if lang is not None:
+        return language_of(lang)
+    return (_chosen_language or _notebook_language(namespace or {})
+            or _public_cases_language() or "en")
+
+
+def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = None,
+              lang: str | None = None) -> CheckReport:
     """Run the public cases of ``exercise_id``; return the report (displays nothing).
 
-    ``hint`` asks for hint tiers 1..hint (see :meth:`CheckReport.hints`)."""
-    ex = _load_public(exercise_id, lab)
-    function = _namespace(namespace).get(ex.function)
-    report = CheckReport(ex, hint_level=None if hint is None else int(hint))
+    ``hint`` asks for hint tiers 1..hint (see :meth:`CheckReport.hints`); ``lang``
+    (``"zh"`` or ``"en"``) overrides the language the notebook implies."""
+    namespace = _namespace(namespace)
+    language = report_language(lang, namespace)
+    ex = _load_public(exercise_id, lab, language)
+    function = namespace.get(ex.function)
+    report = CheckReport(ex, hint_level=None if hint is None else int(hint), language=language)
+    say = report.say
     for name, args, kwargs, expected in ex.cases:
         result = CaseResult(name, "passed", args, kwargs, expected)
         report.results.append(result)
         if not callable(function):
             result.status = "missing"
-            result.message = f"no function named {ex.function!r} is defined; run its cell first"
+            result.message = say("missing_message", function=ex.function)
             continue
         call_args, call_kwargs = codec.decode(codec.encode((tuple(args), dict(kwargs))))
         try:
             value = function(*call_args, **call_kwargs)
         except NotImplementedError:
-            result.status, result.message = "not_attempted", "not attempted yet"
+            result.status, result.message = "not_attempted", say("not_attempted_message")
             continue
         except Exception as err:
             frames = traceback.extract_tb(err.__traceback__)[1:]
-            where = f" (line {frames[-1].lineno} in {frames[-1].name})" if frames else ""
+            where = (say("raised_where", line=frames[-1].lineno, name=frames[-1].name)
+                     if frames else "")
             result.status = "error"
-            result.message = f"raised {type(err).__name__}: {err}{where}"
+            result.message = say("raised", kind=type(err).__name__, error=err, where=where)
             continue
         try:
             result.got = codec.loads(codec.dumps(value))
         except codec.CodecError as err:
             result.status, result.got = "error", value
-            result.message = f"the grader could not receive this value: {err}"
+            result.message = say("not_receivable", error=err)
             continue
         outcome = compare(expected, result.got, ex.compare, ex.rtol, ex.atol)
         if not outcome.ok:
@@ -269,15 +365,15 @@ def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = Non
     return report
 
 
-def _case_lines(r: CaseResult, detailed: bool) -> list[str]:
+def _case_lines(report: CheckReport, r: CaseResult, detailed: bool) -> list[str]:
     """A case in the text report: its status and message, then, if ``detailed`` (the
     first case that went wrong), the input, the expected value and what came back."""
-    lines = [f"  [{STATUS_STYLE[r.status][1]}] {r.name}: {r.message}".rstrip(": ")]
+    lines = [f"  [{report.say(r.status)}] {r.name}: {r.message}".rstrip(": ")]
     if detailed:
-        lines.append(f"      input:    {_args_text(r.args, r.kwargs)}")
-        lines.append(f"      expected: {brief(r.expected, VALUE_CHARS)}")
+        lines.append(f"      {report.say('input')} {_args_text(r.args, r.kwargs)}")
+        lines.append(f"      {report.say('expected')} {brief(r.expected, VALUE_CHARS)}")
     if detailed and r.status == "failed":
-        lines.append(f"      got:      {brief(r.got, VALUE_CHARS)}")
+        lines.append(f"      {report.say('got')} {brief(r.got, VALUE_CHARS)}")
     return lines
 
 
@@ -310,11 +406,19 @@ def _args_text(args, kwargs, limit=ARGS_CHARS) -> str:
 
 
 def _hints_html(report: CheckReport) -> str:
-    tiers = "".join(f'<div style="margin-top:4px"><b>{html.escape(label)}:</b> '
+    colon = report.say("colon")
+    label_end = html.escape(colon.rstrip())   # the English space goes after the </b>
+    gap = colon[len(colon.rstrip()):]
+    tiers = "".join(f'<div style="margin-top:4px"><b>{html.escape(label)}{label_end}</b>{gap}'
                     f"{html.escape(text)}</div>" for label, text in report.hints())
-    more = (f'<div style="margin-top:2px;color:#57606a">More help: '
+    more = (f'<div style="margin-top:2px;color:#57606a">{report.say("more_help_html")}{colon}'
             f"<code>{html.escape(report.more_help())}</code></div>" if report.more_help() else "")
     return tiers + more
+
+
+def _header_html(report: CheckReport) -> str:
+    columns = ("result", "case", "input", "expected", "got", "message")
+    return "".join(f"<th>{html.escape(report.say('col_' + c))}</th>" for c in columns)
 
 
 def report_html(reports: list[CheckReport]) -> str:
@@ -322,7 +426,7 @@ def report_html(reports: list[CheckReport]) -> str:
     for report in reports:
         rows = []
         for r in report.results:
-            color, label = STATUS_STYLE[r.status]
+            color, label = STATUS_COLOR[r.status], report.say(r.status)
             detail = html.escape(r.message)
             if r.status == "failed":
                 detail = f'<span style="color:#cf222e">{detail}</span>'
@@ -337,8 +441,7 @@ def report_html(reports: list[CheckReport]) -> str:
             f'<div class="autograder-check" style="margin:6px 0">'
             f"<div><b>{html.escape(report.headline())}</b></div>"
             '<table style="border-collapse:collapse;font-size:90%">'
-            "<tr><th>result</th><th>case</th><th>input</th><th>expected</th><th>got</th>"
-            f"<th>message</th></tr>{''.join(rows)}</table>{_hints_html(report)}</div>")
+            f"<tr>{_header_html(report)}</tr>{''.join(rows)}</table>{_hints_html(report)}</div>")
     return "".join(blocks)
 
 
@@ -358,20 +461,21 @@ def _show(reports: list[CheckReport], summary: str | None = None) -> None:
             print(report.to_text())
 
 
-def check(exercise_id: str, lab=None, hint: int | None = None) -> None:
-    """Run and show the public cases of one exercise; ``hint=2`` shows hint tiers 1 and 2."""
-    _show([run_check(exercise_id, lab, _namespace(None), hint)])
+def check(exercise_id: str, lab=None, hint: int | None = None, lang: str | None = None) -> None:
+    """Run and show the public cases of one exercise; ``hint=2`` shows hint tiers 1 and 2;
+    ``lang="zh"`` reports in Chinese whatever the notebook's language."""
+    _show([run_check(exercise_id, lab, _namespace(None), hint, lang)])
 
 
-def run_check_all(lab=None, namespace=None) -> list[CheckReport]:
+def run_check_all(lab=None, namespace=None, lang: str | None = None) -> list[CheckReport]:
     """Reports for every exercise of the lab (by default: the lab in ./spec.py or
     ./public_cases.json, or the lab whose functions this namespace defines)."""
     namespace = _namespace(namespace)
-    ids = _exercise_ids(lab, namespace)
-    return [run_check(eid, lab, namespace) for eid in ids]
+    ids = _exercise_ids(lab, namespace, report_language(lang, namespace))
+    return [run_check(eid, lab, namespace, lang=lang) for eid in ids]
 
 
-def _exercise_ids(lab, namespace) -> list[str]:
+def _exercise_ids(lab, namespace, language: str = "en") -> list[str]:
     if lab is not None:
         return [ex.id for ex in load_lab(lab).exercises]
     if Path("spec.py").is_file():
@@ -384,13 +488,14 @@ def _exercise_ids(lab, namespace) -> list[str]:
         if hits > best_hits:
             best, best_hits = spec, hits
     if best is None:
-        raise LookupError("cannot tell which lab this is; call check_all(lab='lab1_graph')")
+        raise LookupError(message(language, "which_lab"))
     return [ex.id for ex in best.exercises]
 
 
-def check_all(lab=None) -> None:
+def check_all(lab=None, lang: str | None = None) -> None:
     """Run and show the public cases of every exercise, with a summary line."""
-    reports = run_check_all(lab, _namespace(None))
+    namespace = _namespace(None)
+    reports = run_check_all(lab, namespace, lang)
     done = sum(r.status == "passed" for r in reports)
-    _show(reports, f"{done}/{len(reports)} exercises pass all their public cases "
-                   "(public cases only; grading adds hidden cases).")
+    language = report_language(lang, namespace)
+    _show(reports, message(language, "summary", done=done, total=len(reports)))

@@ -16,7 +16,10 @@ any hidden case's name or input is found in them.
 instead: the same files, built from ``source.zh.ipynb`` (which
 ``python tools/i18n.py build`` generates from ``source.ipynb`` and the lab's
 catalog). Its code cells are the English source's, so the solution stripping,
-the leak check and ``public_cases.json`` are the same; only the markdown differs.
+the leak check and the public cases are the same; only the markdown differs, and
+``public_cases.json`` carries ``"language": "zh-CN"`` with the hint tiers in
+Chinese (the English ones where an exercise has no translation), so ``check()``
+next to the Chinese notebook reports in Chinese without being told.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ INSTRUCTOR_TAG = "instructor"
 DEFAULT_ROOT = Path("build") / "release"
 # language -> how its source notebook is named beside the English source.ipynb
 LANGUAGES = {"en": ".ipynb", "zh": ".zh.ipynb"}
+# language -> its tag in public_cases.json (the English release writes none)
+LANGUAGE_TAGS = {"zh": "zh-CN"}
 
 
 class ReleaseError(RuntimeError):
@@ -99,8 +104,8 @@ def release_notebook(lab: LabSpec, language: str = "en"):
     return nb
 
 
-def public_cases(lab: LabSpec) -> dict:
-    """Public cases with expected values, JSON-ready."""
+def public_cases(lab: LabSpec, language: str = "en") -> dict:
+    """Public cases with expected values and hints in ``language``, JSON-ready."""
     exercises = []
     for ex in lab.exercises:
         cases = []
@@ -110,12 +115,16 @@ def public_cases(lab: LabSpec) -> dict:
                           "args": codec.encode(tuple(case.args)),
                           "kwargs": codec.encode(dict(case.kwargs)),
                           "expected": codec.encode(expected)})
+        hints = list(ex.hints_in(language))
         exercises.append({"id": ex.id, "function": ex.function,
                           "compare": ex.compare if isinstance(ex.compare, str) else "custom",
-                          "rtol": ex.rtol, "atol": ex.atol, "hints": list(ex.hints),
-                          "hint": ex.hint,   # tier 1 alone, as older check() versions read it
+                          "rtol": ex.rtol, "atol": ex.atol, "hints": hints,
+                          "hint": hints[0] if hints else "",   # tier 1, as older check() reads it
                           "hidden_cases": len(ex.hidden_cases), "cases": cases})
-    return {"lab": lab.id, "title": lab.title, "exercises": exercises}
+    head = {"lab": lab.id, "title": lab.title}
+    if language != "en":
+        head["language"] = LANGUAGE_TAGS[language]
+    return {**head, "exercises": exercises}
 
 
 def solution_lines(lab: LabSpec) -> list[str]:
@@ -165,7 +174,7 @@ def release(lab: LabSpec, root: Path | str = DEFAULT_ROOT, language: str = "en")
     out.mkdir(parents=True)
     notebook_path = out / f"{lab.id}.ipynb"
     nbformat.write(nb, notebook_path)
-    (out / PUBLIC_CASES).write_text(json.dumps(public_cases(lab), indent=1) + "\n")
+    (out / PUBLIC_CASES).write_text(json.dumps(public_cases(lab, language), indent=1) + "\n")
     problems = leaks(lab, nbformat.read(notebook_path, as_version=4),
                      (out / PUBLIC_CASES).read_text())
     if problems:

@@ -61,6 +61,8 @@ class Exercise:
     ``hints`` are tiers of help, from a nudge towards the idea (tier 1, shown on
     the first failure) to nearly the method (the last tier); the learner asks for
     more with ``check(id, hint=2)``. ``hint="..."`` is shorthand for one tier.
+    ``hints_zh`` are the same tiers in Chinese, shown by ``check`` in a Chinese
+    notebook; when empty, the Chinese report shows the English tiers.
     """
 
     id: str
@@ -74,6 +76,7 @@ class Exercise:
     hint: str = ""
     timeout_s: float = 10.0
     hints: tuple[str, ...] = ()
+    hints_zh: tuple[str, ...] = ()
 
     def __post_init__(self):
         hints = tuple(self.hints)
@@ -83,6 +86,12 @@ class Exercise:
             hints = (self.hint,)
         object.__setattr__(self, "hints", hints)
         object.__setattr__(self, "hint", hints[0] if hints else "")
+        object.__setattr__(self, "hints_zh", tuple(self.hints_zh))
+
+    def hints_in(self, language: str) -> tuple[str, ...]:
+        """The hint tiers in ``language`` (``"en"`` or ``"zh"``); English where the
+        exercise has no translation."""
+        return self.hints_zh if language == "zh" and self.hints_zh else self.hints
 
     @property
     def public_cases(self) -> tuple[Case, ...]:
@@ -136,6 +145,11 @@ class LabSpec:
                 problems.append(f"{ex.id}: its cases are worth 0 points in total")
             if not all(isinstance(h, str) and h.strip() for h in ex.hints):
                 problems.append(f"{ex.id}: every hint tier must be a non-empty string")
+            if ex.hints_zh and len(ex.hints_zh) != len(ex.hints):
+                problems.append(f"{ex.id}: hints_zh has {len(ex.hints_zh)} tier(s) but hints "
+                                f"has {len(ex.hints)}; translate each English tier once")
+            if not all(isinstance(h, str) and h.strip() for h in ex.hints_zh):
+                problems.append(f"{ex.id}: every hints_zh tier must be a non-empty string")
             if ex.timeout_s <= 0:
                 problems.append(f"{ex.id}: timeout_s must be positive")
         if not Path(self.source).is_file():

@@ -385,7 +385,18 @@ LAB = LabSpec(
                      "none left -> pop the node, mark it black, append it to the order; a grey "
                      "input -> the grey names on the stack from that input to the top are the "
                      "cycle, raise CycleError with them; an unvisited input -> mark it grey "
-                     "and push it.")),
+                     "and push it."),
+                 hints_zh=(
+                     "一个节点只能排在它所有的输入之后。要发现环，就得记住哪些节点还处在访问"
+                     "的中途。",
+                     "用自己的栈代替递归来做深度优先搜索：栈里每一项是一个节点，"
+                     "以及它的输入已经处理到了哪里。节点入栈时染成灰色，"
+                     "出栈时染成黑色（也就是这时把它排进序列）。再次遇到灰色节点，"
+                     "就说明绕成了一个环。",
+                     "从每个还没访问过的输出出发开始搜索。栈里存 (name, 遍历其输入的迭代器)。"
+                     "取栈顶项的下一个输入：没有了 -> 弹出该节点，标成黑色，追加到序列末尾；"
+                     "输入是灰色 -> 栈上从这个输入到栈顶的灰色名字就是环，带上它们抛出 "
+                     "CycleError；输入还没访问过 -> 标成灰色并入栈。")),
         Exercise("eliminate_dead_code", "eliminate_dead_code", DCE, ref_eliminate_dead_code,
                  compare=compare_graphs_by_names,
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -397,7 +408,15 @@ LAB = LabSpec(
                      "Put the outputs and the impure nodes' names on a stack; pop a name and, "
                      "if it is new, mark it live and push its inputs. The result is a new graph "
                      "of copies of the nodes that are live or placeholders, in their original "
-                     "order, with the same outputs.")),
+                     "order, with the same outputs."),
+                 hints_zh=(
+                     "倒过来想：只有当某件必须发生的事（一个输出，或一个有副作用的算子）"
+                     "依赖一个节点时，这个节点才值得保留。",
+                     "从每个输出、以及每个算子属于 IMPURE 的节点出发，沿着输入反向搜索；"
+                     "能到达的都是活的。placeholder 即使没有被到达也要保留。",
+                     "把输出和有副作用的节点的名字放进一个栈；弹出一个名字，"
+                     "如果是第一次见到，就标记为活的，并把它的输入入栈。结果是一个新图："
+                     "按原来的顺序复制那些活的或是 placeholder 的节点，outputs 不变。")),
         Exercise("fold_constants", "fold_constants", FOLD, ref_fold_constants,
                  compare=compare_folded,
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -409,7 +428,17 @@ LAB = LabSpec(
                      "For a node that folds, run KERNELS[op] on its inputs' values (numpy "
                      "arrays) with the node's attrs as keyword arguments, remember the result "
                      "under its name, and put a constant node of the same name with that value "
-                     "in its place. Copy every other node unchanged, constants included.")),
+                     "in its place. Copy every other node unchanged, constants included."),
+                 hints_zh=(
+                     "如果一个节点读到的值都已知，它就可以提前算好；刚刚折叠掉的节点也算已"
+                     "知。",
+                     "按顺序把节点遍历一次，用一个字典记下目前见过的常量的名字和值。"
+                     "一个节点可以折叠的条件是：它不是 placeholder、constant "
+                     "或有副作用的算子，至少有一个输入，而且所有输入都在字典里。",
+                     "对可以折叠的节点，用它各输入的值（numpy 数组）调用 KERNELS[op]（该算子"
+                     "的内核），以节点的 attrs 作为关键字参数；把结果记在它的名字下，"
+                     "并用一个同名、值为该结果的 constant 节点替换它。其他节点（包括常量）"
+                     "原样复制。")),
         Exercise("fusion_groups", "fusion_groups", FUSE, ref_fusion_groups, compare="equal",
                  forbid_imports=FROM_SCRATCH, hints=(
                      "Look at each edge from a producer to a consumer and ask whether the "
@@ -420,7 +449,16 @@ LAB = LabSpec(
                      "Give every node its own group (a union-find parent map is handy). For "
                      "each node c and each distinct input p whose edge fuses, merge their "
                      "groups. Keep the groups with two or more nodes, sort the names in each "
-                     "by position, and sort the groups by the position of their first node.")),
+                     "by position, and sort the groups by the position of their first node."),
+                 hints_zh=(
+                     "看每一条从生产者指向消费者的边，问一问：生产者的值能不能留在寄存器里，"
+                     "而不必写回内存？",
+                     "边 p -> c 只有在两端的算子都是逐元素的、c 是唯一读 p 的节点、并且 p "
+                     "不是输出时才能融合。分组就是由可融合的边连起来的节点集合（连通分量）。",
+                     "先让每个节点各自成一组（用并查集的 parent 映射很方便）。对每个节点 c "
+                     "和它每个边可以融合的不同输入 p，合并两者所在的组。"
+                     "保留含两个及以上节点的组，组内名字按位置排序，各组再按第一个节点的位置"
+                     "排序。")),
         Exercise("live_intervals", "live_intervals", LIVE, ref_live_intervals, compare="equal",
                  forbid_imports=FROM_SCRATCH, hints=(
                      "A value lives from the step that computes it until the last step that "
@@ -430,7 +468,15 @@ LAB = LabSpec(
                      "graph, and values nobody reads die where they are born.",
                      "Map each name to its step. For each step k and each input of node k, "
                      "raise that input's end to k if it is smaller. Finally set the end of "
-                     "every output to the number of nodes.")),
+                     "every output to the number of nodes."),
+                 hints_zh=(
+                     "一个值从算出它的那一步开始存活，直到最后一个还需要它的步骤为止。",
+                     "每个节点一开始都是 [它的步号, 它的步号]；每当后面有节点读它，"
+                     "就把终点推到那个读者的步号。输出必须活过整个图，"
+                     "没有人读的值在哪一步产生，就在哪一步死亡。",
+                     "把每个名字映射到它的步号。对每一步 k 和节点 k 的每个输入，"
+                     "如果该输入的终点比 k 小，就把它提高到 k。最后把每个输出的终点设为节点总"
+                     "数。")),
         Exercise("assign_buffers", "assign_buffers", BUFFERS, ref_assign_buffers,
                  compare="equal",
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -443,6 +489,16 @@ LAB = LabSpec(
                      "buffer. At step k release the buffers whose holder's last use is below "
                      "k, then take the smallest free buffer with at least nbytes[name] bytes "
                      "(the lowest id on a tie); if none fits, open a new buffer of exactly "
-                     "that size.")),
+                     "that size."),
+                 hints_zh=(
+                     "一旦占着某块缓冲区的值再也不会被读到，这块缓冲区就可以交给新的值；"
+                     "什么时候会这样，你算出的存活区间已经告诉你了。",
+                     "按顺序遍历节点。放置节点 k 之前，先释放那些最后一次使用在 k "
+                     "之前的值的缓冲区（严格小于：节点运行时还要读它的输入）。placeholder 和 "
+                     "constant 不分配缓冲区。",
+                     "记下各缓冲区的大小、空闲缓冲区的 id，以及哪个值占着哪块缓冲区。在第 k "
+                     "步，先释放占用者最后一次使用早于 k 的缓冲区，再取至少有 nbytes[name] "
+                     "字节的最小空闲缓冲区（一样大时取 id 最小的）；没有合适的，"
+                     "就新开一块大小正好为该值的缓冲区。")),
     ),
 )

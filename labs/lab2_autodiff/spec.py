@@ -209,7 +209,15 @@ LAB = LabSpec(
                      "over both, and nothing else.",
                      "First sum over the first grad.ndim - len(shape) axes. Then sum, keeping "
                      "the dimension (keepdims), over every axis where shape has 1 but grad does "
-                     "not. Reshape to shape at the end; that also covers the scalar shape ().")),
+                     "not. Reshape to shape at the end; that also covers the scalar shape ()."),
+                 hints_zh=(
+                     "小输入的每个元素都被复制到了大结果的许多位置上，"
+                     "所以它的梯度是它所有副本上梯度的总和。",
+                     "副本分两种：目标形状根本没有的前导维度，以及目标形状中大小为 1 的维度。"
+                     "对这两种维度求和，其他维度不动。",
+                     "先对前 grad.ndim - len(shape) 个轴求和。然后对 shape 中为 1 而 grad "
+                     "中不为 1 的每个轴求和，并保留该维度（keepdims）。最后 reshape 成 "
+                     "shape；标量形状 () 也就一并处理了。")),
         Exercise("vjp_mul", "vjp_mul", MUL, ref_vjp_mul, rtol=1e-10, atol=1e-12,
                  forbid_imports=FROM_SCRATCH, hints=(
                      "Use the product rule: how much does the output move when a moves a "
@@ -218,7 +226,13 @@ LAB = LabSpec(
                      "times a. Both products have the broadcast shape, so sum each back to its "
                      "own input's shape.",
                      "grad_a is g * b summed back to a's shape with your unbroadcast, grad_b is "
-                     "g * a summed back to b's shape; return the two in a list.")),
+                     "g * a summed back to b's shape; return the two in a list."),
+                 hints_zh=(
+                     "用乘积的求导法则：b 不动、a 动一点点时，输出动多少？然后注意形状。",
+                     "a 的梯度是余切向量乘以 b，b 的梯度是余切向量乘以 a。"
+                     "两个乘积都是广播后的形状，所以要各自求和，回到自己那个输入的形状。",
+                     "grad_a 是 g * b 用你的 unbroadcast 求和回 a 的形状，grad_b 是 g * a "
+                     "求和回 b 的形状；把两者放在一个列表里返回。")),
         Exercise("vjp_div", "vjp_div", DIV, ref_vjp_div, rtol=1e-10, atol=1e-12,
                  forbid_imports=FROM_SCRATCH, hints=(
                      "Use the quotient rule: differentiate a / b with respect to a and to b "
@@ -226,7 +240,13 @@ LAB = LabSpec(
                      "d(a/b)/da = 1/b and d(a/b)/db = -a/b**2. Multiply each by the cotangent "
                      "g, then sum each back to its own input's shape.",
                      "grad_a is g / b and grad_b is -g * a / (b * b), each passed through your "
-                     "unbroadcast with the shape of a and of b respectively.")),
+                     "unbroadcast with the shape of a and of b respectively."),
+                 hints_zh=(
+                     "用商的求导法则：分别对 a 和 b 求 a / b 的导数，然后注意形状。",
+                     "d(a/b)/da = 1/b，d(a/b)/db = -a/b**2。各自乘以余切向量 g，"
+                     "再分别求和回各自输入的形状。",
+                     "grad_a 是 g / b，grad_b 是 -g * a / (b * b)，再分别按 a 和 b "
+                     "的形状经过你的 unbroadcast。")),
         Exercise("vjp_matmul", "vjp_matmul", MATMUL, ref_vjp_matmul, rtol=1e-10, atol=1e-12,
                  forbid_imports=FROM_SCRATCH, hints=(
                      "Get the plain matrix case right first; then make vectors and stacks of "
@@ -239,7 +259,16 @@ LAB = LabSpec(
                      "the axis each one gained (a last axis for a vector b, a second-to-last "
                      "for a vector a). Multiply by the other operand with np.swapaxes(.., -1, "
                      "-2), unbroadcast to the promoted shapes, then reshape to a.shape and "
-                     "b.shape.")),
+                     "b.shape."),
+                 hints_zh=(
+                     "先把普通矩阵的情形做对；再让向量和成批的矩阵都变成这种情形。",
+                     "二维时：dL/da = g @ b.T，dL/db = a.T @ g。有批次维度时，"
+                     "只转置最后两个轴，并对每个结果做 unbroadcast。一维的 a 相当于 (1, k) "
+                     "的行向量，一维的 b 相当于 (k, 1) 的列向量，g 也同样缺这一维。",
+                     "把向量 a 提升为 a[None, :]，向量 b 提升为 b[:, None]，并给 g "
+                     "补上它们各自多出的那个轴（向量 b 补在最后一个轴，向量 a "
+                     "补在倒数第二个轴）。与另一个操作数的 np.swapaxes(.., -1, -2) 相乘，"
+                     "unbroadcast 到提升后的形状，再 reshape 成 a.shape 和 b.shape。")),
         Exercise("vjp_softmax", "vjp_softmax", SOFTMAX, ref_vjp_softmax, rtol=1e-9, atol=1e-12,
                  forbid_imports=FROM_SCRATCH, hints=(
                      "You never need the Jacobian matrix: work out the gradient for one slice, "
@@ -248,7 +277,14 @@ LAB = LabSpec(
                      "exponentiating). The gradient is y times (g minus the y-weighted sum of g "
                      "along dim).",
                      "With keepdims=True along dim: e = exp(x - max of x), y = e / sum of e, "
-                     "s = sum of g * y, and the answer is y * (g - s).")),
+                     "s = sum of g * y, and the answer is y * (g - s)."),
+                 hints_zh=(
+                     "根本用不着雅可比矩阵：先推出一个切片上的梯度，再用整数组运算把它写出"
+                     "来。",
+                     "以数值稳定的方式计算 y = softmax(x)（取指数之前先沿 dim 减去最大值）。"
+                     "梯度是 y 乘以（g 减去沿 dim 以 y 为权重的 g 的加权和）。",
+                     "沿 dim 计算时都用 keepdims=True：e = exp(x - x 的最大值)，y = e / e "
+                     "的和，s = g * y 的和，答案是 y * (g - s)。")),
         Exercise("backward", "gradients_of", BACKWARD, ref_gradients_of, rtol=1e-9,
                  atol=1e-12, forbid_imports=FROM_SCRATCH, timeout_s=20.0, hints=(
                      "A value must have received every contribution to its gradient before it "
@@ -260,7 +296,17 @@ LAB = LabSpec(
                      "Seed the dict with root's gradient (ones shaped like root.data when grad "
                      "is None). In reverse order skip values that got no gradient; at a leaf "
                      "add it into leaf.grad (None counts as zero); otherwise call value.vjp "
-                     "with it and add each returned gradient to that parent's entry.")),
+                     "with it and add each returned gradient to that parent's entry."),
+                 hints_zh=(
+                     "一个值必须先收齐对它梯度的所有贡献，才能把梯度继续传给它的父节点："
+                     "哪种访问顺序能保证这一点？",
+                     "把 root 依赖的值排好序，让父节点排在子节点之前（用你自己的栈迭代地"
+                     "做），然后逆序访问。用一个字典记下每个值（以 id 为键）目前累积的梯度："
+                     "贡献只能累加，绝不能覆盖。",
+                     "先把 root 的梯度放进字典（grad 为 None 时用形状与 root.data 相同的全 1 "
+                     "数组）。逆序访问时跳过没有收到梯度的值；遇到叶子就把梯度加到 leaf.grad "
+                     "上（None 当作 0）；否则用它调用 value.vjp，"
+                     "并把返回的每个梯度加到对应父节点的条目上。")),
         Exercise("accumulate_gradients", "accumulate_gradients", ACCUMULATE,
                  ref_accumulate_gradients, rtol=1e-9, atol=1e-12, forbid_imports=FROM_SCRATCH,
                  hints=(
@@ -272,6 +318,14 @@ LAB = LabSpec(
                      "Start from a loss of 0 and a gradient of zeros like w. For each start in "
                      "steps of micro_batch_size take rows start to start + micro_batch_size, "
                      "get that slice's loss and gradient, and add both times (rows in the "
-                     "slice / len(y)).")),
+                     "slice / len(y))."),
+                 hints_zh=(
+                     "整个批次的平均损失是各个微批次平均损失的加权平均。"
+                     "最后一个微批次更小时，每个权重是多少？",
+                     "把各行按 micro_batch_size 切成若干片（最后一片可以更短），对每片调用 "
+                     "mse_and_grad，它的损失和梯度都乘以权重：这片的行数除以整个批次的行数。",
+                     "损失从 0 开始，梯度从与 w 形状相同的全零数组开始。start 以 "
+                     "micro_batch_size 为步长，取第 start 到 start + micro_batch_size 行，"
+                     "求出这片的损失和梯度，两者都乘以（这片的行数 / len(y)）后累加。")),
     ),
 )

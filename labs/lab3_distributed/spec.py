@@ -217,7 +217,17 @@ LAB = LabSpec(
                      "Reduce-scatter step s: rank r sends chunk (r - s - 1) % p and adds what it "
                      "receives into chunk (r - s - 2) % p. All-gather step s: rank r sends chunk "
                      "(r - s) % p and overwrites chunk (r - s - 1) % p with what it receives. "
-                     "Return the p arrays.")),
+                     "Return the p arrays."),
+                 hints_zh=(
+                     "每个 rank 只和它右边的邻居通信。前半程，每个分块沿环传递时被逐步求和；"
+                     "后半程，求和完毕的分块再沿环传一圈。",
+                     "复制缓冲区，用 chunk_bounds 切块，然后先跑 p - 1 步 reduce-scatter，"
+                     "再跑 p - 1 步 all-gather。每一步里，先让所有 rank 发送给 (r + 1) % p，"
+                     "再让所有 rank 从 (r - 1) % p 接收。",
+                     "reduce-scatter 第 s 步：rank r 发送分块 (r - s - 1) % p，"
+                     "并把收到的加到分块 (r - s - 2) % p 上。all-gather 第 s 步：rank r "
+                     "发送分块 (r - s) % p，并用收到的覆盖分块 (r - s - 1) % p。返回这 p "
+                     "个数组。")),
         Exercise("assign_buckets", "assign_buckets", BUCKETS, ref_assign_buckets,
                  forbid_imports=FROM_SCRATCH, hints=(
                      "Picture one open bucket per dtype filling up as you walk the parameters "
@@ -230,7 +240,17 @@ LAB = LabSpec(
                      "the buckets closed per dtype. After adding a parameter, close its bucket "
                      "if bytes >= limit. At the end add the buckets still open, sort all of "
                      "them by their smallest index and reverse the list: DDP all-reduces the "
-                     "last layers first.")),
+                     "last layers first."),
+                 hints_zh=(
+                     "想象每种 dtype 各有一个打开的桶，按顺序遍历参数时逐渐装满；"
+                     "要弄准桶什么时候算满。",
+                     "桶的字节数一旦达到上限（等于也算满）就关闭。每种 dtype "
+                     "的第一个桶上限是 first_bucket_cap_bytes，之后的是 bucket_cap_bytes；"
+                     "字节数是 numel 乘以 ELEMENT_BYTES[dtype]。",
+                     "用一个字典记下每种 dtype 当前打开的桶（下标和字节数），并统计每种 "
+                     "dtype 已关闭的桶数。加入一个参数后，若 bytes >= limit "
+                     "就关闭它所在的桶。最后加上仍然打开的桶，把所有桶按最小下标排序后反转："
+                     "DDP 先对最后几层做 all-reduce。")),
         Exercise("one_f_one_b", "one_f_one_b", ONE_F_ONE_B, ref_one_f_one_b,
                  forbid_imports=FROM_SCRATCH, hints=(
                      "Each stage fills the pipe with a few forwards, then alternates one "
@@ -241,7 +261,15 @@ LAB = LabSpec(
                      "backwards in order.",
                      "With w = min(p - 1 - s, m): forwards 0 to w - 1; then for i from 0 to "
                      "m - w - 1 the pair [\"F\", w + i], [\"B\", i]; then backwards m - w to "
-                     "m - 1. One list of such [op, micro_batch] pairs per stage.")),
+                     "m - 1. One list of such [op, micro_batch] pairs per stage."),
+                 hints_zh=(
+                     "每个阶段先用几次前向把流水线填满，然后一次前向、一次反向交替进行，"
+                     "最后排空；越靠后的阶段，在第一次反向之前需要的前向越少。",
+                     "阶段 s 先做 min(p - 1 - s, m) 次预热前向，然后只要还有前向没做，"
+                     "就成对执行（下一个前向，最早的那个反向），最后按顺序做完剩下的反向。",
+                     "记 w = min(p - 1 - s, m)：先是前向 0 到 w - 1；然后对 i 从 0 到 m - w "
+                     '- 1，依次是一对 ["F", w + i]、["B", i]；最后是反向 m - w 到 m - 1。'
+                     "每个阶段对应一个由这种 [op, micro_batch] 对组成的列表。")),
         Exercise("pipeline_timeline", "pipeline_timeline", TIMELINE, ref_pipeline_timeline,
                  rtol=1e-9, atol=1e-12,
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -256,7 +284,17 @@ LAB = LabSpec(
                      "start plus t_forward or t_backward. A forward of micro-batch i on stage s "
                      "waits for (\"F\", s - 1, i), a backward for (\"B\", s + 1, i). Count "
                      "micro-batches in flight per stage (+1 on F, -1 on B) and keep the peak; "
-                     "bubble = 1 - busy / (p * makespan).")),
+                     "bubble = 1 - busy / (p * makespan)."),
+                 hints_zh=(
+                     "一个动作要等两件事都完成才能开始：它所在阶段的上一个动作，"
+                     "以及它在相邻阶段上等待的那个动作。",
+                     "模拟：为每个阶段记下它空闲下来的时间和它在自己列表中走到的位置，"
+                     "为每个完成的动作记下结束时间。一遍又一遍地扫过所有阶段，"
+                     "某个阶段下一个动作的依赖一完成，就运行它。",
+                     "start = max(该阶段空闲的时间, 依赖的结束时间)，结束时间是 start 加上 "
+                     't_forward 或 t_backward。阶段 s 上微批次 i 的前向等待 ("F", s - 1, i)，'
+                     '反向等待 ("B", s + 1, i)。统计每个阶段上正在进行的微批次数（F 时 +1，B '
+                     "时 -1）并记下峰值；气泡 = 1 - busy / (p * makespan)。")),
         Exercise("column_parallel_forward", "column_parallel_forward", COLUMN_FORWARD,
                  ref_column_parallel_forward, rtol=1e-10, atol=1e-12,
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -267,7 +305,15 @@ LAB = LabSpec(
                      "full output is the parts side by side along the last dimension.",
                      "np.split(weight, world_size) and np.split(bias, world_size) give the "
                      "parts; each shard is x @ w.T + b; np.concatenate(shards, axis=-1) is "
-                     "the output.")),
+                     "the output."),
+                 hints_zh=(
+                     "每个 rank 负责这一层的一部分输出特征：是权重的哪些行、"
+                     "偏置的哪些元素产生了它们？",
+                     "把权重按行、把偏置各切成 world_size 等份；rank r 计算 x "
+                     "乘以它那份权重的转置，再加上它那份偏置。完整的输出就是沿最后一维把各份"
+                     "并排拼起来。",
+                     "np.split(weight, world_size) 和 np.split(bias, world_size) 给出各份；"
+                     "每个分片是 x @ w.T + b；np.concatenate(shards, axis=-1) 就是输出。")),
         Exercise("column_parallel_backward", "column_parallel_backward", COLUMN_BACKWARD,
                  ref_column_parallel_backward, rtol=1e-10, atol=1e-12,
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -281,6 +327,15 @@ LAB = LabSpec(
                      "Reshape each partial input gradient back to x's shape; the true input "
                      "gradient is the SUM of the partials (what the all-reduce computes). "
                      "Return the per-rank lists and that sum under the four keys the notebook "
-                     "names.")),
+                     "names."),
+                 hints_zh=(
+                     "rank r 只看得到输出梯度中属于它的那几列。它的权重梯度和偏置梯度不需要别"
+                     "的信息，但输入梯度需要每个 rank 的那一份。",
+                     "把 x 和 grad_output 的前导维度展平成二维，把梯度的列切成 world_size 份 "
+                     "g_r：grad_weight_r = g_r.T @ x，grad_bias_r = g_r 按行求和，"
+                     "部分输入梯度是 g_r @ W_r。",
+                     "把每个部分输入梯度 reshape 回 x 的形状；真正的输入梯度是这些部分的和（"
+                     "也就是 all-reduce 算出的结果）。按实验里给出的四个键，返回每个 rank "
+                     "的列表和这个和。")),
     ),
 )

@@ -255,7 +255,16 @@ LAB = LabSpec(
                      "Get e from math.frexp(|x|) (its exponent minus 1), or use -14 for tiny "
                      "values; spacing = 2.0 ** (e - 10); the answer is round(|x| / spacing) * "
                      "spacing with x's sign (math.copysign). Python's round sends ties to the "
-                     "even neighbour.")),
+                     "even neighbour."),
+                 hints_zh=(
+                     "在相邻两个 2 的幂之间，float16 的值是等间距分布的：先求出 x "
+                     "附近的间距，再把 x 舍入到间距的整数倍。",
+                     "|x| 不小于 2**-14 时，间距是 2**(e - 10)，其中 2**e <= |x| < 2**(e + "
+                     "1)；小于 2**-14 时间距是 2**-24。从 65520 起结果是无穷大。保留符号；"
+                     "零和 NaN 保持不变。",
+                     "用 math.frexp(|x|) 求 e（它返回的指数减 1），很小的值则取 -14；spacing "
+                     "= 2.0 ** (e - 10)；答案是 round(|x| / spacing) * spacing，再带上 x "
+                     "的符号（math.copysign）。Python 的 round 遇到正好一半时取偶数。")),
         Exercise("classify_fp16", "classify_fp16", CLASSIFY, ref_classify_fp16, compare="equal",
                  forbid_imports=FROM_SCRATCH, hints=(
                      "Decide from the value after rounding to float16, not from the input.",
@@ -266,7 +275,17 @@ LAB = LabSpec(
                      "Flatten the input, pair each value with its rounded value and test in "
                      "this order: zero, overflow (math.isinf), underflow (rounded == 0), "
                      "subnormal (abs(rounded) < FP16_SMALLEST_NORMAL), else normal. Return a "
-                     "plain list of labels.")),
+                     "plain list of labels."),
+                 hints_zh=(
+                     "要根据舍入到 float16 之后的值来判断，而不是根据输入。",
+                     "用你的 round_to_fp16 舍入每个值。然后：输入为 0 的是 zero；"
+                     "舍入后是无穷大的是 overflow（溢出）；非零输入舍入成 0 的是 "
+                     "underflow（下溢）；舍入后绝对值小于 2**-14 的是 subnormal（次正规数）；"
+                     "其余是 normal。",
+                     "把输入展平，让每个值和它舍入后的值配对，按这个顺序判断：zero、"
+                     "overflow（溢出，math.isinf）、underflow（下溢，rounded == 0）、"
+                     "subnormal（abs(rounded) < FP16_SMALLEST_NORMAL），否则为 normal。"
+                     "返回一个普通的标签列表。")),
         Exercise("unscale_grads", "unscale_grads", UNSCALE, ref_unscale_grads, rtol=0.0,
                  atol=0.0, forbid_imports=FROM_SCRATCH, hints=(
                      "Unscaling is one multiplication per gradient, but PyTorch does it in "
@@ -276,7 +295,16 @@ LAB = LabSpec(
                      "is inf or NaN; inf times inv_scale is still inf.",
                      "Convert once with np.float32, then build new arrays np.asarray(g, "
                      "dtype=np.float32) times that factor (never modify the inputs); found_inf "
-                     "says whether some gradient is not entirely finite (np.isfinite).")),
+                     "says whether some gradient is not entirely finite (np.isfinite)."),
+                 hints_zh=(
+                     "反缩放就是每个梯度做一次乘法，但 PyTorch 是在 float32 中做的，"
+                     "而且还得发现已经溢出的梯度。",
+                     "先把 inv_scale 转成 float32，再用它去乘每个梯度（当作 float32 数组）。"
+                     "只要任何一个梯度的任何一个元素是 inf 或 NaN，found_inf 就为 True；inf "
+                     "乘以 inv_scale 仍然是 inf。",
+                     "用 np.float32 转换一次，然后新建数组 np.asarray(g, dtype=np.float32) "
+                     "乘以这个因子（绝不修改输入）；found_inf 表示是否有某个梯度不全是有限值"
+                     "（np.isfinite）。")),
         Exercise("update_scale", "update_scale", UPDATE, ref_update_scale, compare="equal",
                  forbid_imports=FROM_SCRATCH, hints=(
                      "A step with inf or NaN shrinks the scale at once; a long enough run of "
@@ -287,7 +315,17 @@ LAB = LabSpec(
                      "but the old scale stays if the grown one is not finite.",
                      "Compute with np.float32 values (wrap the growth in np.errstate("
                      "over='ignore')), and return [float(new scale), new tracker]. The tracker "
-                     "resets to 0 whether or not the grown scale was kept.")),
+                     "resets to 0 whether or not the grown scale was kept."),
+                 hints_zh=(
+                     "出现 inf 或 NaN 的一步会立刻缩小缩放因子；连续足够多的正常步之后，"
+                     "缩放因子可以增大，除非增大后会溢出。",
+                     "found_inf 时：缩放因子乘以 backoff_factor，计数器归 0。"
+                     "否则计数器再记一次成功；达到 growth_interval 时，缩放因子乘以 "
+                     "growth_factor 并重置计数器，但如果增大后的值不是有限数，"
+                     "就保留原来的缩放因子。",
+                     "用 np.float32 的值计算（增大的那一步包在 np.errstate(over='ignore') "
+                     "里），返回 [float(新的缩放因子), 新的计数器]。"
+                     "不论增大后的缩放因子是否被采用，计数器都重置为 0。")),
         Exercise("master_weight_step", "master_weight_step", MASTER, ref_master_weight_step,
                  compare=compare_master_step,
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -300,7 +338,17 @@ LAB = LabSpec(
                      "Use np.float32 for lr, weight_decay and 1 / scale so that nothing turns "
                      "into float64; the new master is master - np.float32(lr) * grad and the "
                      "model is its .astype(np.float16). Return master, model and skipped in a "
-                     "dict.")),
+                     "dict."),
+                 hints_zh=(
+                     "float16 的梯度先反缩放、再检查，然后应用到 float32 副本上；"
+                     "模型直到最后才拿到结果的一份 float16 副本。",
+                     "grad = float32(缩放后的梯度) * float32(1 / scale)。只要有一个元素是 "
+                     "inf 或 NaN 就跳过：master 保持不变，skipped 为 True。否则给 grad 加上 "
+                     "weight_decay * master，再从 master 中减去 lr * grad，全部在 float32 "
+                     "中进行。",
+                     "lr、weight_decay 和 1 / scale 都用 np.float32，免得有值变成 float64；"
+                     "新的 master 是 master - np.float32(lr) * grad，模型是它的 "
+                     ".astype(np.float16)。把 master、model 和 skipped 放在一个字典里返回。")),
         Exercise("autocast_dtype", "autocast_dtype", AUTOCAST, ref_autocast_dtype,
                  compare="equal",
                  forbid_imports=FROM_SCRATCH, hints=(
@@ -313,6 +361,17 @@ LAB = LabSpec(
                      "Pick the target (dtype, \"float32\", or result_type of [dtype] plus the "
                      "eligible inputs), replace every eligible input dtype by it, leave the "
                      "others, and return result_type of that list. For an unlisted op return "
-                     "result_type of the inputs as they are.")),
+                     "result_type of the inputs as they are."),
+                 hints_zh=(
+                     "先找出这个算子在该设备上属于三个列表中的哪一个：这决定了算子运行前，"
+                     "符合条件的输入要转换成什么类型。",
+                     "符合条件的输入是 float16、bfloat16 和 float32（float64 "
+                     "和整数永远不算）。lower_precision 把它们转成 dtype，float32 把它们转成 "
+                     "float32，promote 转成 dtype 和这些输入中最宽的类型；"
+                     "不在任何列表中的算子完全不做转换。",
+                     '选出目标类型（dtype、"float32"，或 [dtype] 加上符合条件的输入的 '
+                     "result_type），把每个符合条件的输入 dtype 换成它，其余不变，"
+                     "返回这个列表的 result_type。不在列表中的算子，直接返回输入原样的 "
+                     "result_type。")),
     ),
 )

@@ -165,7 +165,15 @@ LAB = LabSpec(
                      "The nodes are listed inputs first, so one pass in list order sees every "
                      "input's depth before the node that reads it.",
                      "Keep a dict name -> depth. For each node in order: 0 if its op is "
-                     "'placeholder' or 'constant', else 1 + max(depth[i] for i in its inputs).")),
+                     "'placeholder' or 'constant', else 1 + max(depth[i] for i in its inputs)."),
+                 hints_zh=(
+                     "一个节点要等它的所有输入都算完才能运行，所以它的深度比它最深的那个输入"
+                     "多 1。",
+                     "节点按“输入在前”的顺序列出，所以按列表顺序走一遍，"
+                     "就能在处理一个节点之前先拿到它每个输入的深度。",
+                     "维护一个 name -> depth 的字典。按顺序处理每个节点：算子是 "
+                     "'placeholder' 或 'constant' 的，深度为 0；否则为 1 + 它各个输入的 "
+                     "depth 中的最大值。")),
         Exercise("ch1_remove_identities", "remove_identities", IDENTITIES,
                  ref_remove_identities, compare="equal", hints=(
                      "A node mul(x, one) where the constant 'one' holds the number 1 computes "
@@ -176,7 +184,17 @@ LAB = LabSpec(
                      "Collect the constants whose attrs['value'] is an int or float. A node is "
                      "an identity if it is mul with one operand such a constant equal to 1, or "
                      "add with one equal to 0: map its name to the other operand. Copy every "
-                     "other node with renamed inputs; rename the outputs the same way.")),
+                     "other node with renamed inputs; rename the outputs the same way."),
+                 hints_zh=(
+                     "节点 mul(x, one) 中，常量 'one' 存的是数字 1，它算出来的就是 x 本身；"
+                     "读它的节点可以直接读 x，这个节点也就可以删掉了。",
+                     "按顺序遍历节点，同时维护一个字典 renamed：被删掉的名字 -> "
+                     "顶替它的名字。每个节点的 inputs 先经 renamed 改写一遍，这样 (x * 1) + "
+                     "0 这样的一串就会一路收缩成 x。",
+                     "先收集 attrs['value'] 是 int 或 float 的常量。如果一个节点是 mul，"
+                     "且有一个操作数是这种等于 1 的常量，或者是 add 且有一个操作数等于 0，"
+                     "它就是恒等节点：把它的名字映射到另一个操作数。其余节点照抄，只把 "
+                     "inputs 换成改名后的；outputs 也照此改名。")),
         Exercise("ch1_peak_live_bytes", "peak_live_bytes", PEAKS, ref_peak_live_bytes,
                  compare="equal", hints=(
                      "A value is alive from the step that computes it to the step of the last "
@@ -187,6 +205,14 @@ LAB = LabSpec(
                      "alive at that step.",
                      "death[v] = max(own step, steps of its readers) for every node that is "
                      "not a placeholder, a constant or an output. The answer is the max over "
-                     "steps k of sum(nbytes[v] for v with step(v) <= k <= death[v]).")),
+                     "steps k of sum(nbytes[v] for v with step(v) <= k <= death[v])."),
+                 hints_zh=(
+                     "一个值从算出它的那一步起存活，直到最后一个读它的节点那一步为止；"
+                     "一个节点运行时，它的输入和输出同时存活。",
+                     "先找出每个中间值的最后一个读者（没有人读的值在它自己那一步就死亡）。"
+                     "然后对每一步，把这一步存活的各个值的字节数加起来。",
+                     "对每个不是 placeholder、constant 或输出的节点，death[v] = "
+                     "max(它自己的步号, 各读者的步号)。答案是对所有步 k 取 sum(nbytes[v] for "
+                     "v with step(v) <= k <= death[v]) 的最大值。")),
     ),
 )

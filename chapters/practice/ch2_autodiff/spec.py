@@ -110,13 +110,27 @@ LAB = LabSpec(
                      "node has the sum over its incoming edges of tail's value times d.",
                      "Visit nodes so that every tail comes before its heads (a topological "
                      "order), starting from {source: 1.0}; for each edge add value[tail] * d to "
-                     "value[head]; return value.get(target, 0.0).")),
+                     "value[head]; return value.get(target, 0.0)."),
+                 hints_zh=(
+                     "每条边 [tail, head, d] 的意思是：tail 变化多少，head 就变化它的 d 倍。"
+                     "一条路径把沿途各边的 d 相乘，不同路径的结果相加。",
+                     "小图上逐条列出路径没问题，但路径多达 2**k 条时就太慢了。换个办法："
+                     "给每个节点记下它的导数 d(node)/d(source)：源节点为 1，"
+                     "其他节点等于它所有入边上 tail 的值乘以 d 之和。",
+                     "按拓扑序访问节点（每条边的 tail 都排在 head 之前），从 {source: 1.0} "
+                     "开始；对每条边把 value[tail] * d 加到 value[head] 上；最后返回 "
+                     "value.get(target, 0.0)。")),
         Exercise("ch2_jvp_mul", "jvp_mul", JVP_MUL, ref_jvp_mul, rtol=1e-10, atol=1e-12,
                  forbid_imports=("torch",), hints=(
                      "Forward mode asks: if a moves by ta and b by tb, how much does a * b move?",
                      "The product rule, with tangents in place of dx: each input's tangent is "
                      "multiplied by the other input.",
-                     "Return ta * b + a * tb (elementwise, numpy arrays).")),
+                     "Return ta * b + a * tb (elementwise, numpy arrays)."),
+                 hints_zh=(
+                     "前向模式问的是：如果 a 变化 ta，b 变化 tb，那么 a * b 变化多少？",
+                     "就是乘积的求导法则，只不过把 dx 换成切向量：每个输入的切向量乘以另一个"
+                     "输入。",
+                     "返回 ta * b + a * tb（逐元素运算，都是 numpy 数组）。")),
         Exercise("ch2_vjp_sigmoid", "vjp_sigmoid", VJP_SIGMOID, ref_vjp_sigmoid,
                  rtol=1e-9, atol=1e-12, forbid_imports=("torch",), hints=(
                      "The VJP is g times the derivative of sigmoid at x, element by element.",
@@ -124,6 +138,13 @@ LAB = LabSpec(
                      "output, which is why the engine saves the output for sigmoid.",
                      "s = 1 / (1 + np.exp(-x)) (numpy warns about overflow at -745 but the "
                      "result is right; np.exp(-np.logaddexp(0, -x)) avoids it); return "
-                     "g * s * (1 - s).")),
+                     "g * s * (1 - s)."),
+                 hints_zh=(
+                     "VJP 就是 g 逐元素乘以 sigmoid 在 x 处的导数。",
+                     "sigmoid'(x) = s (1 - s)，其中 s = sigmoid(x)：这条规则只用到输出，"
+                     "所以引擎为 sigmoid 保存的是输出。",
+                     "s = 1 / (1 + np.exp(-x))（x 低于 -745 时 numpy 会报溢出警告，"
+                     "但结果是对的；改用 np.exp(-np.logaddexp(0, -x)) 可以避免）；返回 g * s "
+                     "* (1 - s)。")),
     ),
 )

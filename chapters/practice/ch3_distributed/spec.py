@@ -102,7 +102,16 @@ LAB = LabSpec(
                      "while h + i < world_size.",
                      "Loop while h < world_size: the round is [[(src + i) % p, (src + h + i) "
                      "% p] for i in range(min(h, p - h))], sorted; then h = min(2 * h, p). "
-                     "Return the list of rounds ([] for one rank).")),
+                     "Return the list of rounds ([] for one rank)."),
+                 hints_zh=(
+                     "每过一轮，拿到数据的 rank 数就翻一倍（或者已经是全部）：每个已有数据的 "
+                     "rank 各发给一个还没有数据的 rank。",
+                     "从 src 开始给 rank 编号：第 i 个持有者是 rank (src + i) % world_size。"
+                     "当前有 h 个持有者时，持有者 i 发给第 h + i 个新持有者，前提是 h + i < "
+                     "world_size。",
+                     "当 h < world_size 时循环：这一轮是 [[(src + i) % p, (src + h + i) % p] "
+                     "for i in range(min(h, p - h))]，排好序；然后 h = min(2 * h, p)。"
+                     "返回各轮组成的列表（只有一个 rank 时返回 []）。")),
         Exercise("ch3_slowest_stage", "slowest_stage", STAGES, ref_slowest_stage,
                  hints=(
                      "Stages take consecutive layers, at least one each. A step runs at the "
@@ -112,7 +121,15 @@ LAB = LabSpec(
                      "of 1..n-1; there are few enough here to try them all.",
                      "for cuts in itertools.combinations(range(1, n), k - 1): the stages are "
                      "costs[a:b] for consecutive a, b in (0, *cuts, n); keep the smallest "
-                     "max(sum(stage)) and return it as a float.")),
+                     "max(sum(stage)) and return it as a float."),
+                 hints_zh=(
+                     "每个阶段分到连续的若干层，至少一层。每一步的快慢取决于最慢的阶段，"
+                     "所以要找的切法是让最慢的阶段尽可能快。",
+                     "把 n 层切成 k 个阶段，就是从 1..n-1 中选出 k - 1 个切点；"
+                     "这里的规模很小，可以全部试一遍。",
+                     "for cuts in itertools.combinations(range(1, n), k - 1)：各阶段是 "
+                     "costs[a:b]，a、b 取 (0, *cuts, n) 中相邻的两个数；保留最小的 "
+                     "max(sum(stage))，以 float 返回。")),
         Exercise("ch3_zero_shards", "zero_shards", SHARDS, ref_zero_shards,
                  compare="equal", hints=(
                      "Put the parameters end to end in one flat vector and cut it into "
@@ -123,6 +140,16 @@ LAB = LabSpec(
                      "from the sum of the numels before it, numels[i] long.",
                      "For each rank and each parameter with flat range [a, b): start = "
                      "max(a, r * s), stop = min(b, (r + 1) * s); if start < stop, the rank "
-                     "owns [i, start - a, stop - a]. A rank that holds only padding owns [].")),
+                     "owns [i, start - a, stop - a]. A rank that holds only padding owns []."),
+                 hints_zh=(
+                     "把所有参数首尾相接拼成一个扁平向量，再切成 world_size "
+                     "个等长的分片（最后一片补齐）。一个 rank 的分片可能从某个参数的中间开"
+                     "始，到另一个参数里结束。",
+                     "分片大小 s = ceil(total / world_size)；rank r 拥有扁平下标从 r * s 到 "
+                     "(r + 1) * s 的元素。参数 i 在扁平向量中从它前面所有参数的 numel "
+                     "之和开始，长 numels[i]。",
+                     "对每个 rank 和每个扁平区间为 [a, b) 的参数：start = max(a, r * s)，"
+                     "stop = min(b, (r + 1) * s)；若 start < stop，这个 rank 拥有 [i, start "
+                     "- a, stop - a]。只持有补齐部分的 rank 拥有 []。")),
     ),
 )

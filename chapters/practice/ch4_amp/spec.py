@@ -82,19 +82,38 @@ LAB = LabSpec(
                      "fraction = bits & 0x7F. Exponent 0 is zero or subnormal, 255 is inf "
                      "(fraction 0) or NaN.",
                      "normal: (-1)**s * 2**(e - 127) * (1 + f / 128); subnormal: (-1)**s * "
-                     "2**-126 * (f / 128); e == 255 and f == 0: a signed float('inf').")),
+                     "2**-126 * (f / 128); e == 255 and f == 0: a signed float('inf')."),
+                 hints_zh=(
+                     "bfloat16 就是 float32 的高 16 位：1 位符号、8 位指数、7 位尾数，偏置为 "
+                     "127。",
+                     "把每个位模式拆开：sign = bits >> 15，exponent = (bits >> 7) & 0xFF，"
+                     "fraction = bits & 0x7F。指数为 0 表示零或次正规数；为 255 时，fraction "
+                     "为 0 是 inf，否则是 NaN。",
+                     "正规数：(-1)**s * 2**(e - 127) * (1 + f / 128)；次正规数：(-1)**s * "
+                     "2**-126 * (f / 128)；e == 255 且 f == 0：带符号的 float('inf')。")),
         Exercise("ch4_lost_updates", "lost_updates", LOST, ref_lost_updates, compare="equal",
                  hints=(
                      "An update is lost when the float16 sum rounds back to the weight.",
                      "Round each weight to float16, add the update in float32, round the sum "
                      "to float16, and compare with the weight.",
                      "np.asarray(weights, np.float16); after = (w.astype(np.float32) + "
-                     "np.float32(update)).astype(np.float16); return (after == w).tolist().")),
+                     "np.float32(update)).astype(np.float16); return (after == w).tolist()."),
+                 hints_zh=(
+                     "如果 float16 的和舍入后又回到了原来的权重，这次更新就丢了。",
+                     "把每个权重舍入到 float16，在 float32 中加上更新量，再把和舍入到 "
+                     "float16，然后与原权重比较。",
+                     "w = np.asarray(weights, np.float16)；after = (w.astype(np.float32) + "
+                     "np.float32(update)).astype(np.float16)；返回 (after == w).tolist()。")),
         Exercise("ch4_max_safe_scale", "max_safe_scale", SCALE, ref_max_safe_scale,
                  rtol=0.0, atol=0.0, hints=(
                      "Only the largest gradient magnitude matters.",
                      "You want the largest power of two S with max|g| * S <= 65504.",
                      "S = 2.0 ** floor(log2(65504 / max|g|)); check the edge where the ratio "
-                     "is itself a power of two (math.frexp avoids log rounding).")),
+                     "is itself a power of two (math.frexp avoids log rounding)."),
+                 hints_zh=(
+                     "只有绝对值最大的那个梯度起作用。",
+                     "要找的是满足 max|g| * S <= 65504 的最大的 2 的幂 S。",
+                     "S = 2.0 ** floor(log2(65504 / max|g|))；留意比值本身恰好是 2 "
+                     "的幂的边界情况（用 math.frexp 可以避开 log 的舍入误差）。")),
     ),
 )

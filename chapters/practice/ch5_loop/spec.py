@@ -92,7 +92,13 @@ LAB = LabSpec(
                      "rank_grads[r][i] is rank r's gradient of parameter i: for every i, add "
                      "the ranks' arrays and divide by the number of ranks.",
                      "[sum(grads[i] for grads in rank_grads) / len(rank_grads) for i in "
-                     "range(len(rank_grads[0]))]")),
+                     "range(len(rank_grads[0]))]"),
+                 hints_zh=(
+                     "每个参数各自在所有 rank 上取平均。",
+                     "rank_grads[r][i] 是 rank r 上参数 i 的梯度：对每个 i，把各 rank "
+                     "的数组相加，再除以 rank 数。",
+                     "也就是 [sum(grads[i] for grads in rank_grads) / len(rank_grads) for i "
+                     "in range(len(rank_grads[0]))]")),
         Exercise("ch5_clip_gradients", "clip_gradients", CLIP, ref_clip_gradients, rtol=1e-6,
                  atol=1e-7, hints=(
                      "The norm is the 2-norm of all gradients together, as one long vector.",
@@ -100,13 +106,25 @@ LAB = LabSpec(
                      "exceeds max_norm every gradient is multiplied by max_norm / (total + "
                      "1e-6); otherwise they stay as they are.",
                      "factor = min(1.0, max_norm / (total + 1e-6)); return [np.asarray(g, "
-                     "np.float32) * np.float32(factor) for g in grads].")),
+                     "np.float32) * np.float32(factor) for g in grads]."),
+                 hints_zh=(
+                     "范数是把所有梯度连成一个长向量之后的 2-范数。",
+                     "total = sqrt(所有梯度中每个元素的平方之和)；total 超过 max_norm 时，"
+                     "每个梯度都乘以 max_norm / (total + 1e-6)；否则保持原样。",
+                     "factor = min(1.0, max_norm / (total + 1e-6))；返回 [np.asarray(g, "
+                     "np.float32) * np.float32(factor) for g in grads]。")),
         Exercise("ch5_diverged_ranks", "diverged_ranks", DIVERGED, ref_diverged_ranks,
                  compare="equal", hints=(
                      "Synchronised replicas are bit-identical: any difference at all counts.",
                      "Compare every rank's weights, name by name, with rank 0's; collect the "
                      "ranks where some array differs.",
                      "[r for r, w in enumerate(rank_weights) if any(not np.array_equal(w[k], "
-                     "rank_weights[0][k]) for k in rank_weights[0])]")),
+                     "rank_weights[0][k]) for k in rank_weights[0])]"),
+                 hints_zh=(
+                     "同步的各个副本应当逐位相同：哪怕只差一点也算。",
+                     "把每个 rank 的权重按名字逐个与 rank 0 的比较；收集有数组不相同的那些 "
+                     "rank。",
+                     "也就是 [r for r, w in enumerate(rank_weights) if any(not "
+                     "np.array_equal(w[k], rank_weights[0][k]) for k in rank_weights[0])]")),
     ),
 )
