@@ -122,6 +122,15 @@ def test_live_buffer_figure_matches_the_plan():
     assert f"{len(plan.buffer_bytes)} buffers" in live_buffer_summary(plan)
 
 
+def test_live_buffer_summary_in_chinese_states_the_same_plan(in_both_languages):
+    plan = plan_memory(trace(mlp, *ARGS))
+    english, chinese = in_both_languages(lambda: live_buffer_summary(plan))
+    assert f"共用 {len(plan.buffer_bytes)} 个缓冲区" in chinese and "内存规划" in chinese
+    figure = in_both_languages(lambda: live_buffer_figure(plan))[1]
+    assert {t.y[0] for t in figure.data if t.type == "bar"} == {
+        f"缓冲区 {b}" for b in plan.buffer_of.values()}
+
+
 def test_dead_nodes_a_graph_still_holds_are_drawn():
     from chapters.graph.passes import eliminate_dead_code
 
