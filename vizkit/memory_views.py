@@ -83,7 +83,8 @@ def live_buffer_figure(plan, title: str | None = None):
     for name, (birth, death) in plan.intervals.items():
         buf = plan.buffer_of[name]
         fig.add_trace(go.Bar(
-            x=[max(death - birth, 0.3)], base=[birth], y=[text["buffer"].format(buf=buf)], orientation="h",
+            x=[max(death - birth, 0.3)], base=[birth], y=[text["buffer"].format(buf=buf)],
+            orientation="h",
             width=0.6, marker_color=PALETTE[buf % len(PALETTE)], showlegend=False,
             text=[name], textposition="inside", insidetextanchor="middle",
             hovertemplate=text["lifetime_hover"].format(name=name, birth=birth, death=death,
@@ -97,8 +98,8 @@ def live_buffer_figure(plan, title: str | None = None):
                                (text["planned"], plan.planned_bytes, "dash")):
         fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[value / 1024] * 2, mode="lines",
                                  name=label, line_dash=dash), row=2, col=1)
-    fig.update_layout(title=title or text["live_title"], barmode="overlay", height=520, legend_orientation="h",
-                      legend_y=-0.15, margin=dict(l=60, r=20, t=70, b=40))
+    fig.update_layout(title=title or text["live_title"], barmode="overlay", height=520,
+                      legend_orientation="h", legend_y=-0.15, margin=dict(l=60, r=20, t=70, b=40))
     fig.update_xaxes(title_text=text["step"], row=2, col=1)
     fig.update_yaxes(title_text="KiB", row=2, col=1)
     return fig
@@ -136,8 +137,8 @@ def working_set_figure(uses: dict, title: str | None = None):
                               ("per_call_kib", text["per_call"], PALETTE[1])):
         fig.add_trace(go.Bar(x=names, y=[r[key] for r in rows], name=label, marker_color=color,
                              hovertemplate="%{x}: %{y:.0f} KiB<extra>" + label + "</extra>"))
-    fig.update_layout(title=title or text["ws_title"], barmode="stack", yaxis_title="KiB", height=400,
-                      legend_orientation="h", legend_y=-0.2)
+    fig.update_layout(title=title or text["ws_title"], barmode="stack", yaxis_title="KiB",
+                      height=400, legend_orientation="h", legend_y=-0.2)
     return fig
 
 
