@@ -41,6 +41,6 @@ def in_both_languages():
         set_language(None)
         if isinstance(english, str):
             assert numbers_in(chinese) == numbers_in(english), (english, chinese)
-            assert re.search(r"[\u4e00-\u9fff]", chinese), f"no Chinese in {chinese!r}"
+            assert re.search(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", chinese), f"no Chinese in {chinese!r}"
         return english, chinese
     return run
