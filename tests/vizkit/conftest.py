@@ -23,6 +23,10 @@ def chinese():
     set_language("zh")
 
 
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+"""A CJK character or a full-width punctuation mark."""
+
+
 def numbers_in(text: str) -> list[str]:
     """Every number written in ``text``, sorted (the languages order words differently)."""
     return sorted(re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text))
@@ -41,6 +45,6 @@ def in_both_languages():
         set_language(None)
         if isinstance(english, str):
             assert numbers_in(chinese) == numbers_in(english), (english, chinese)
-            assert re.search(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", chinese), f"no Chinese in {chinese!r}"
+            assert CHINESE.search(chinese), f"no Chinese in {chinese!r}"
         return english, chinese
     return run
