@@ -24,6 +24,18 @@ import numpy as np
 from chapters.torchcheck import to_numpy
 
 from .graphviz_views import GraphDrawing
+from .strings import check_table, words
+
+TEXT = check_table({
+    "en": {"leaf": "a leaf tensor of shape {shape} with no history", "scalar": "scalar",
+           "shaped": "{shape}", "list": ", ",
+           "graph": ("backward graph of a {kind} tensor: {count} backward functions ({ops}) and "
+                     "{leaves} leaf accumulators (AccumulateGrad)")},
+    "zh": {"leaf": "形状为 {shape} 的叶子张量，没有计算历史", "scalar": "标量",
+           "shaped": "形状为 {shape} 的", "list": "、",
+           "graph": ("{kind}张量的反向计算图：{count} 个反向函数（{ops}），以及 {leaves} 个"
+                     "叶子梯度累加器（AccumulateGrad）")},
+})
 
 TENSOR_STYLE = {"shape": "record", "style": "rounded,filled", "fillcolor": "#e8f1fb",
                 "fontname": "Helvetica", "fontsize": "10"}
@@ -232,12 +244,13 @@ def op_names(root) -> list[str]:
 
 def describe(root) -> str:
     """The text summary of a backward graph: how many backward functions of each kind."""
+    text = words(TEXT)
     names = op_names(root)
     if not names:
-        return f"a leaf tensor of shape {_shape(root)} with no history"
+        return text["leaf"].format(shape=_shape(root))
     counts = {n: names.count(n) for n in dict.fromkeys(names)}
     leaves = counts.pop("AccumulateGrad", 0)
-    ops = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items())
-    kind = "scalar" if tuple(root.shape) == () else f"{_shape(root)}"
-    return (f"backward graph of a {kind} tensor: {sum(counts.values())} backward "
-            f"functions ({ops}) and {leaves} leaf accumulators (AccumulateGrad)")
+    ops = text["list"].join(f"{n} x{c}" if c > 1 else n for n, c in counts.items())
+    kind = (text["scalar"] if tuple(root.shape) == ()
+            else text["shaped"].format(shape=_shape(root)))
+    return text["graph"].format(kind=kind, count=sum(counts.values()), ops=ops, leaves=leaves)

@@ -118,3 +118,13 @@ def test_every_value_names_the_missing_intermediate():
     del named["e"]
     with pytest.raises(ValueError, match="MulBackward0.*not in named="):
         av.backward_graph(named["L"], named, every_value=True)
+
+
+@pytest.mark.parametrize("lib", list(LIBS))
+def test_chinese_summary_counts_the_same_backward_functions(lib, in_both_languages):
+    x = LIBS[lib](np.array([1.0, 2.0], np.float32))
+    english, chinese = in_both_languages(lambda: av.describe((x * x).sum()))
+    assert chinese.startswith("标量张量的反向计算图：2 个反向函数")
+    assert "叶子梯度累加器（AccumulateGrad）" in chinese
+    chinese = in_both_languages(lambda: av.describe(x * x))[1]
+    assert chinese.startswith("形状为 [2] 的张量的反向计算图")
