@@ -56,3 +56,19 @@ def test_the_autograder_can_import_it_without_numerical_or_plotting_packages():
             "print(sorted(m for m in ('numpy', 'plotly', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_notebook_harness_runs_chinese_notebooks_in_chinese(tmp_path):
+    import nbformat
+
+    from tests.notebooks.harness import execute
+
+    for folder, expected in (("zh", "zh"), ("en", "en")):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / "probe.ipynb"
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            "from vizkit.language import language\nprint(language())")])
+        nbformat.write(nb, path)
+        executed, errors = execute(path, timeout=60)
+        assert not errors
+        assert executed.cells[0].outputs[0]["text"].strip() == expected
