@@ -91,11 +91,29 @@ def type_label(node) -> str:
     return f"{SHORT_DTYPES.get(dtype, dtype)}{list(meta.shape)}"
 
 
+SUMMARY_TEXT = check_table({
+    "en": {"mean_range": "mean {mean:.3g}, range [{low:.3g}, {high:.3g}]",
+           "input": "input {name} {type}", "highlighted": " [highlighted]", "output": " [output]",
+           "more": "; ... and {count} more nodes",
+           "head": "Graph of {ops} ops ({nodes} nodes incl. inputs and constants). ",
+           "join": "; ", "before": "before {name} (red: removed)",
+           "after": "after {name} (green: created)"},
+    "zh": {"mean_range": "均值 {mean:.3g}，范围 [{low:.3g}, {high:.3g}]",
+           "input": "输入 {name} {type}", "highlighted": " [高亮]", "output": " [输出]",
+           "more": "；……另有 {count} 个节点",
+           "head": "计算图共有 {ops} 个算子（{nodes} 个节点，含输入与常量）。",
+           "join": "；", "before": "{name} 之前（红色：被删除）",
+           "after": "{name} 之后（绿色：新建）"},
+})
+
+
 def value_label(value) -> str:
+    """A value in a few characters: all of it up to 4 elements, else its mean and range."""
     array = np.asarray(value)
     if array.size <= 4:
         return np.array2string(array, precision=3, separator=", ")
-    return f"mean {array.mean():.3g}, range [{array.min():.3g}, {array.max():.3g}]"
+    return words(SUMMARY_TEXT)["mean_range"].format(mean=array.mean(), low=array.min(),
+                                                    high=array.max())
 
 
 def escape(text: str) -> str:
@@ -297,18 +315,6 @@ class GraphDrawing:
 # ----------------------------------------------------------------- summaries
 
 
-SUMMARY_TEXT = check_table({
-    "en": {"input": "input {name} {type}", "highlighted": " [highlighted]", "output": " [output]",
-           "more": "; ... and {count} more nodes",
-           "head": "Graph of {ops} ops ({nodes} nodes incl. inputs and constants). ",
-           "join": "; ", "before": "before {name} (red: removed)",
-           "after": "after {name} (green: created)"},
-    "zh": {"input": "输入 {name} {type}", "highlighted": " [高亮]", "output": " [输出]",
-           "more": "；……另有 {count} 个节点",
-           "head": "计算图共有 {ops} 个算子（{nodes} 个节点，含输入与常量）。",
-           "join": "；", "before": "{name} 之前（红色：被删除）",
-           "after": "{name} 之后（绿色：新建）"},
-})
 
 
 def summarize(source, *, highlight: Iterable[str] = (), values=None, limit: int = 40) -> str:

@@ -128,6 +128,8 @@ def test_graph_summary_in_chinese_lists_the_same_nodes(in_both_languages):
     ops = english.split(" ops ")[0].removeprefix("Graph of ")
     assert chinese.startswith(f"计算图共有 {ops} 个算子")
     assert "输入 x f32[4, 3] [高亮]" in chinese and "[输出]" in chinese
+    english, chinese = in_both_languages(lambda: gv.value_label(np.arange(10.0)))
+    assert english == "mean 4.5, range [0, 9]" and chinese == "均值 4.5，范围 [0, 9]"
 
 
 def test_stepper_text_in_chinese_names_the_same_node_and_bytes(in_both_languages):
