@@ -30,9 +30,11 @@ from vizkit.strings import CJK_FONT, check_table, words
 
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
 
+# The Chinese label keeps its full-width colon outside the emphasis: Markdown does not
+# close a `*` that sits between punctuation and a CJK character.
 TEXT = check_table({
     "en": {"summary": "*Figure summary:* {summary}", "untitled": "untitled"},
-    "zh": {"summary": "*图示说明：*{summary}", "untitled": "无标题"},
+    "zh": {"summary": "*图示说明*：{summary}", "untitled": "无标题"},
 })
 
 

@@ -38,11 +38,11 @@ TEXT = check_table({
         "metrics": {"grad_norm": "gradient norm ||g||", "grad_mean_abs": "mean |g|",
                     "grad_max_abs": "max |g|",
                     "update_ratio": "update:data ratio ||Δp|| / ||p||"},
-        "flow_title": "Gradient flow", "step": "step",
+        "flow_title": "Gradient flow", "step": "step", "step_hover": "step %{x}",
         "layer_row": "{name}: ||g|| {first:.2g} -> {last:.2g}, median update ratio {ratio:.1e}",
         "flow_summary": "{steps} steps; {rows}.", "join": "; ",
         "input_grad": "||dL/dh|| (layer input)", "weight_grad": "||dL/dW|| (layer weight)",
-        "layer": "layer", "layer_axis": "layer (1 = closest to the input)",
+        "layer_hover": "layer %{x}", "layer_axis": "layer (1 = closest to the input)",
         "norm_axis": "gradient norm",
         "verdicts": {"vanishing": "vanishing", "exploding": "exploding", "stable": "stable"},
         "vanishing": ("The gradient reaching layer {depth}'s input has norm {last:.2g}; at layer "
@@ -58,11 +58,11 @@ TEXT = check_table({
         "metrics": {"grad_norm": "梯度范数 ||g||", "grad_mean_abs": "|g| 的均值",
                     "grad_max_abs": "|g| 的最大值",
                     "update_ratio": "更新量与参数之比 ||Δp|| / ||p||"},
-        "flow_title": "梯度流", "step": "训练步",
+        "flow_title": "梯度流", "step": "训练步", "step_hover": "第 %{x} 步",
         "layer_row": "{name}：||g|| 从 {first:.2g} 变为 {last:.2g}，更新比中位数 {ratio:.1e}",
         "flow_summary": "共 {steps} 步；{rows}。", "join": "；",
         "input_grad": "||dL/dh||（该层输入）", "weight_grad": "||dL/dW||（该层权重）",
-        "layer": "第几层", "layer_axis": "层（1 = 最靠近输入）",
+        "layer_hover": "第 %{x} 层", "layer_axis": "层（1 = 最靠近输入）",
         "norm_axis": "梯度范数",
         "verdicts": {"vanishing": "梯度消失", "exploding": "梯度爆炸", "stable": "稳定"},
         "vanishing": ("到达第 {depth} 层输入的梯度范数为 {last:.2g}；到第 1 层时为 {first:.2g}，"
@@ -166,8 +166,8 @@ def gradient_flow_figure(rows: list[dict], metrics=METRICS, title: str | None = 
                 x=steps, y=values, mode="lines", name=name, legendgroup=name,
                 showlegend=k == 0, line={"color": palette[j % len(palette)]},
                 customdata=[[name, str(shapes[name])]] * len(steps),
-                hovertemplate="%{customdata[0]} %{customdata[1]}<br>" + text["step"]
-                              + " %{x}<br>" + labels[metric] + " = %{y:.3g}<extra></extra>"),
+                hovertemplate="%{customdata[0]} %{customdata[1]}<br>" + text["step_hover"]
+                              + "<br>" + labels[metric] + " = %{y:.3g}<extra></extra>"),
                 row=k // columns + 1, col=k % columns + 1)
         fig.update_yaxes(type="log", row=k // columns + 1, col=k % columns + 1)
         fig.update_xaxes(title_text=text["step"], row=k // columns + 1, col=k % columns + 1)
@@ -246,10 +246,11 @@ def vanishing_gradients_figure(rows: list[dict], title: str):
     layers = [r["layer"] for r in rows]
     fig = go.Figure([
         go.Bar(x=layers, y=[r["input_grad_norm"] for r in rows], name=text["input_grad"],
-               hovertemplate=text["layer"] + " %{x}<br>||dL/dh|| = %{y:.3g}<extra></extra>"),
+               hovertemplate=text["layer_hover"] + "<br>||dL/dh|| = %{y:.3g}<extra></extra>"),
         go.Scatter(x=layers, y=[r["weight_grad_norm"] for r in rows], mode="lines+markers",
                    name=text["weight_grad"],
-                   hovertemplate=text["layer"] + " %{x}<br>||dL/dW|| = %{y:.3g}<extra></extra>")])
+                   hovertemplate=text["layer_hover"]
+                                 + "<br>||dL/dW|| = %{y:.3g}<extra></extra>")])
     fig.update_layout(title=title, height=360, xaxis_title=text["layer_axis"],
                       yaxis_title=text["norm_axis"], yaxis_type="log", margin={"t": 50, "b": 40},
                       legend={"orientation": "h", "y": -0.25})

@@ -31,7 +31,7 @@ def test_chinese_figures_get_a_cjk_font_and_a_chinese_summary_label(chinese, mon
     shown = []
     monkeypatch.setattr(figures, "display", lambda obj, **kw: shown.append(obj))
     figures.show(fig, "共 3 个节点")
-    assert shown[-1].data == "*图示说明：*共 3 个节点"
+    assert shown[-1].data == "*图示说明*：共 3 个节点"
 
 
 def test_english_figures_keep_plotly_fonts_and_the_english_label(monkeypatch):
