@@ -66,6 +66,13 @@ TEXT = check_table({
                             "shrinks."),
         "zero_row": "stage {stage}: measured {measured:.2f} B/param, paper {paper:.2f}",
         "zero_summary": "{rows}.",
+        "rank_table": ("<table><tr><th>rank</th><th>messages sent</th><th>bytes sent</th></tr>"
+                       "{rows}</table><p>model time: {us:.1f} µs</p>"),
+        "algorithm": "algorithm", "ranks_widget": "ranks", "log2_bytes": "log2 bytes",
+        "explorer_title": "{algorithm} all-reduce of {nbytes} bytes on {ranks} ranks",
+        "step_widget": "step", "schedule": "schedule", "stages": "stages",
+        "micro_batches": "micro-batches", "colon": ": ",
+        "peaks": " Activations held at most, per stage: {peaks}.",
     },
     "zh": {
         "messages": "消息", "message": "消息", "rank": "rank",
@@ -104,6 +111,13 @@ TEXT = check_table({
                             "{gain:.2f}x）；再增加 rank，通信时间的增长就超过了计算时间的减少。"),
         "zero_row": "阶段 {stage}：实测 {measured:.2f} B/参数，论文公式 {paper:.2f}",
         "zero_summary": "{rows}。",
+        "rank_table": ("<table><tr><th>rank</th><th>发送的消息数</th><th>发送的字节数</th></tr>"
+                       "{rows}</table><p>模型时间：{us:.1f} µs</p>"),
+        "algorithm": "算法", "ranks_widget": "rank 数", "log2_bytes": "log2 字节数",
+        "explorer_title": "{algorithm} all-reduce：{nbytes} 字节，{ranks} 个 rank",
+        "step_widget": "步", "schedule": "调度", "stages": "阶段数",
+        "micro_batches": "微批次数", "colon": "：",
+        "peaks": "每个阶段最多同时保存的激活（微批次数）：{peaks}。",
     },
 })
 
@@ -439,8 +453,7 @@ def _rank_table_html(messages, world_size: int, model_time: float) -> str:
         count[m.src] += 1
     rows = "".join(f"<tr><td>{r}</td><td>{count[r]}</td><td>{sent[r]}</td></tr>"
                    for r in range(world_size))
-    return ("<table><tr><th>rank</th><th>messages sent</th><th>bytes sent</th></tr>"
-            f"{rows}</table><p>model time: {model_time * 1e6:.1f} µs</p>")
+    return words(TEXT)["rank_table"].format(rows=rows, us=model_time * 1e6)
 
 
 def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
@@ -454,10 +467,12 @@ def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
 
     from chapters.distributed import ALL_REDUCE_ALGORITHMS, all_reduce, run_simulated
 
+    text = words(TEXT)
     algorithm = widgets.Dropdown(options=ALL_REDUCE_ALGORITHMS, value="ring",
-                                 description="algorithm")
-    ranks = widgets.SelectionSlider(options=list(world_sizes), value=4, description="ranks")
-    size = widgets.IntSlider(value=14, min=6, max=24, description="log2 bytes")
+                                 description=text["algorithm"])
+    ranks = widgets.SelectionSlider(options=list(world_sizes), value=4,
+                                    description=text["ranks_widget"])
+    size = widgets.IntSlider(value=14, min=6, max=24, description=text["log2_bytes"])
     summary = widgets.HTML()
     table = widgets.HTML()
 
@@ -469,8 +484,10 @@ def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
             all_reduce(g, np.ones(n_floats, np.float32), algorithm=algorithm.value)
 
         _, world = run_simulated(program, ranks.value, alpha=alpha, beta=beta)
-        title = f"{algorithm.value} all-reduce of {4 * n_floats} bytes on {ranks.value} ranks"
-        summary.value = f"<b>{title}</b>: {messages_summary(world.messages, ranks.value)}"
+        title = text["explorer_title"].format(algorithm=algorithm.value, nbytes=4 * n_floats,
+                                              ranks=ranks.value)
+        summary.value = (f"<b>{title}</b>{text['colon']}"
+                         f"{messages_summary(world.messages, ranks.value)}")
         table.value = _rank_table_html(world.messages, ranks.value, world.makespan())
 
     for w in (algorithm, ranks, size):
@@ -484,7 +501,8 @@ def ring_stepper(p: int = 4):
     drawing (Graphviz SVG, inline) and its text summary follow the slider."""
     import ipywidgets as widgets
 
-    step = widgets.IntSlider(value=0, min=0, max=2 * (p - 1), description="step")
+    step = widgets.IntSlider(value=0, min=0, max=2 * (p - 1),
+                             description=words(TEXT)["step_widget"])
     summary = widgets.HTML()
     picture = widgets.HTML()
 
@@ -542,9 +560,11 @@ def schedule_explorer(p: int = 4):
 
     from chapters.distributed.pipeline import SCHEDULES, peak_in_flight
 
-    schedule = widgets.Dropdown(options=list(SCHEDULES), value="1f1b", description="schedule")
-    stages = widgets.IntSlider(value=p, min=2, max=8, description="stages")
-    micro = widgets.IntSlider(value=8, min=1, max=32, description="micro-batches")
+    text = words(TEXT)
+    schedule = widgets.Dropdown(options=list(SCHEDULES), value="1f1b",
+                                description=text["schedule"])
+    stages = widgets.IntSlider(value=p, min=2, max=8, description=text["stages"])
+    micro = widgets.IntSlider(value=8, min=1, max=32, description=text["micro_batches"])
     summary = widgets.HTML()
 
     def redraw(*_):
@@ -553,7 +573,7 @@ def schedule_explorer(p: int = 4):
         intervals = schedule_timeline(actions)
         peaks = [peak_in_flight(stage_actions) for stage_actions in actions]
         summary.value = (pipeline_summary(intervals, s_count, m, schedule.value)
-                         + f" Activations held at most, per stage: {peaks}.")
+                         + text["peaks"].format(peaks=peaks))
 
     for w in (schedule, stages, micro):
         w.observe(redraw, names="value")

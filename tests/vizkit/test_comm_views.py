@@ -202,3 +202,15 @@ def test_chinese_pipeline_and_bucket_figures_label_rows_and_legends(in_both_lang
     events = [_Event(0, 1024, 0.0, 0.5, 1.0)]
     chinese = in_both_languages(lambda: cv.bucket_figure(events, names=[["0.weight"]]))[1]
     assert chinese.data[0].y[0] == "桶 0（1 KiB: 0.weight）"
+
+
+def test_chinese_widgets_label_their_controls_and_report_the_same_traffic(chinese):
+    box = cv.collective_explorer()
+    algorithm, ranks, size = box.children[0].children
+    assert (algorithm.description, ranks.description) == ("算法", "rank 数")
+    assert "ring all-reduce：16384 字节，4 个 rank" in box.children[1].value
+    assert "共 24 条消息" in box.children[1].value
+    assert "<td>3</td><td>6</td><td>24576</td>" in box.children[2].value
+    assert "发送的字节数" in box.children[2].value
+    summary = cv.schedule_explorer(2).children[1].value
+    assert "2 个阶段，8 个微批次" in summary and "每个阶段最多同时保存的激活" in summary
