@@ -222,7 +222,7 @@ def format_explorer(initial: float = 0.1, formats=DEFAULT_FORMATS):
     and rounding error in every format. Returns the ipywidgets box."""
     import ipywidgets as widgets
 
-    text = widgets.Text(value=repr(initial), description="value")
+    text = widgets.Text(value=repr(initial), description=words(TEXT)["value"])
     slider = widgets.FloatSlider(value=math.log10(abs(initial)) if initial else 0.0,
                                  min=-10, max=6, step=0.05, description="log10 |x|",
                                  continuous_update=False)
