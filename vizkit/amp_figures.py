@@ -256,7 +256,8 @@ def overlay_series(pairs: dict) -> list[dict]:
     text = words(TEXT)
     series = []
     for label, (engine, reference, dash) in pairs.items():
-        series.append({"name": text["overlay"].format(framework="PyTorch", label=label),
+        series.append({"name": text["overlay"].format(framework=text["frameworks"]["torch"],
+                                                      label=label),
                        "y": [float(v) for v in reference],
                        "line": {"width": 6, "color": "#bbbbbb", "dash": dash}})
         series.append({"name": text["overlay"].format(framework=text["frameworks"]["engine"],
