@@ -37,9 +37,11 @@ system-deps:
 # JupyterLab's Chinese interface: chapters/zh/jupyterlab/overrides.json makes zh_CN the
 # default interface language (a learner's own language setting still wins). The server
 # is rooted at the repository so the Chinese notebooks' links to ../ and ../../labs/ open.
-# LANG=zh is not a locale, so it is kept out of the commands' environment.
+# LANG=zh is not a locale, so it is kept out of the commands' environment; COURSE_LANG=zh
+# is exported instead, so the figures and widgets (vizkit.language) speak Chinese too.
 ifeq ($(LANG),zh)
 unexport LANG
+export COURSE_LANG := zh
 LAB_ARGS    := --ServerApp.root_dir=. --LabApp.app_settings_dir=$(CURDIR)/chapters/zh/jupyterlab \
                --LabApp.default_url=/lab/tree/chapters/zh/00_start_here.ipynb
 else

@@ -12,6 +12,89 @@ import graphviz
 import numpy as np
 import plotly.graph_objects as go
 
+from vizkit.strings import check_table, words
+
+TEXT = check_table({
+    "en": {
+        "half_title": "Float16 without masters: Adam breaks, SGD loses updates",
+        "step": "step", "adam_axis": "loss (Adam, lr {lr:g})",
+        "sgd_axis": "% updates lost (SGD, lr {lr:g})",
+        "turns_nan": "turns NaN at step {step} (gaps in the line)",
+        "ends_at": "ends at {loss:.3f}",
+        "half_summary": ("Adam: float32 ends at loss {reference:.3f}, float16 with float32 masters "
+                         "at {master:.3f}; float16 without masters {broke}. SGD: without masters "
+                         "{lost_bare:.0f}% of the weight updates are rounded away per step, with "
+                         "masters {lost_master:.1f}%."),
+        "lost_title": "Fraction of updates rounded away",
+        "lost_x": "log2(|update| / |weight|)", "lost_y": "fraction lost",
+        "format_phrase": "{fmt} {phrase}", "join": "; ", "end": ".", "list": ", ",
+        "and": " and ",
+        "all_lost": "loses at least {share:.0%} of the updates up to 2**{ratio:g} of the weight",
+        "half_after": "about half at 2**{ratio:g}",
+        "half_first": "loses about half at 2**{ratio:g}",
+        "none_from": "at most {share:.0%} from 2**{ratio:g} up",
+        "never_none": "more than {share:.0%} at every ratio measured",
+        "nodes": {"fwd": "forward under autocast\n(float16 matmuls)",
+                  "scale": "scaler.scale(loss)\nloss x S",
+                  "bwd": "backward\n(gradients x S)",
+                  "unscale": "unscale_: grads / S (float32)\nfound_inf = any inf/NaN?",
+                  "step": "optimizer.step()\n(float32 masters)",
+                  "skip": "skip the step",
+                  "update": "update():\ninf: S *= 0.5, tracker = 0\nelse: tracker += 1;\n"
+                            "tracker == interval: S *= 2"},
+        "edges": {"finite": "finite", "inf / NaN": "inf / NaN", "next batch": "next batch"},
+        "frameworks": {"engine": "engine", "torch": "PyTorch"},
+        "overlay": "{framework}, {label}",
+        "spread_title": "Largest weight difference between the two replicas after training",
+        "spread_axis": "max |w_rank0 - w_rank1| ({floor:g} = identical)",
+        "table_head": ("| run | final loss, engine | final loss, PyTorch | max rel. diff | "
+                       "replica spread, engine | replica spread, PyTorch | "
+                       "skipped steps (e / t) |"),
+        "held_title": "Bytes held by saved tensors after each iteration",
+        "iteration": "iteration", "mb_held": "MB held",
+        "scale_name": "loss scale, {name}", "skipped_name": "skipped step, {name}",
+        "scale_axis": "scale S", "graphviz_font": "Helvetica",
+    },
+    "zh": {
+        "half_title": "没有主权重的 float16：Adam 崩溃，SGD 丢失更新",
+        "step": "训练步", "adam_axis": "损失（Adam，lr {lr:g}）",
+        "sgd_axis": "被丢失的更新占比 %（SGD，lr {lr:g}）",
+        "turns_nan": "在第 {step} 步变成 NaN（曲线中断处）", "ends_at": "最终为 {loss:.3f}",
+        "half_summary": ("Adam：float32 的最终损失为 {reference:.3f}，"
+                         "带 float32 主权重的 float16 为 {master:.3f}；"
+                         "没有主权重的 float16 {broke}。SGD：没有主权重时，每步有 "
+                         "{lost_bare:.0f}% 的权重更新被舍入掉，有主权重时为 {lost_master:.1f}%。"),
+        "lost_title": "被舍入掉的更新所占比例",
+        "lost_x": "log2(|更新量| / |权重|)", "lost_y": "丢失比例",
+        "format_phrase": "{fmt}：{phrase}", "join": "；", "end": "。", "list": "，",
+        "and": "，",
+        "all_lost": "更新量不超过权重的 2**{ratio:g} 倍时，至少丢失 {share:.0%} 的更新",
+        "half_after": "在 2**{ratio:g} 处约丢失一半",
+        "half_first": "在 2**{ratio:g} 处约丢失一半",
+        "none_from": "从 2**{ratio:g} 起至多丢失 {share:.0%}",
+        "never_none": "在测量的每个比值上丢失都超过 {share:.0%}",
+        "nodes": {"fwd": "autocast 下的前向传播\n（float16 矩阵乘）",
+                  "scale": "scaler.scale(loss)\nloss x S",
+                  "bwd": "反向传播\n（梯度 x S）",
+                  "unscale": "unscale_：grads / S（float32）\nfound_inf = 有 inf/NaN 吗？",
+                  "step": "optimizer.step()\n（float32 主权重）",
+                  "skip": "跳过这一步",
+                  "update": "update()：\ninf：S *= 0.5，tracker = 0\n否则：tracker += 1；\n"
+                            "tracker == interval：S *= 2"},
+        "edges": {"finite": "有限", "inf / NaN": "inf / NaN", "next batch": "下一个 batch"},
+        "frameworks": {"engine": "参考引擎", "torch": "PyTorch"},
+        "overlay": "{framework}，{label}",
+        "spread_title": "训练后两个副本之间权重的最大差异",
+        "spread_axis": "max |w_rank0 - w_rank1|（{floor:g} = 完全相同）",
+        "table_head": ("| 运行 | 最终损失，参考引擎 | 最终损失，PyTorch | 最大相对差异 | "
+                       "副本差异，参考引擎 | 副本差异，PyTorch | 跳过的步数（e / t） |"),
+        "held_title": "每次迭代后被保存的张量占用的字节数",
+        "iteration": "迭代", "mb_held": "占用的 MB",
+        "scale_name": "损失缩放因子，{name}", "skipped_name": "跳过的步，{name}",
+        "scale_axis": "缩放因子 S", "graphviz_font": "Noto Sans CJK SC",
+    },
+})
+
 
 def half_precision_findings(adam: dict, sgd: dict, modes) -> dict:
     """What the "float16 without masters" runs show, from
@@ -53,9 +136,10 @@ def half_precision_figure(adam: dict, sgd: dict, modes, adam_lr: float,
     fig = go.Figure([go.Scatter(y=s["y"], name=s["name"], yaxis=s["axis"],
                                 line={"dash": s["dash"]})
                      for s in half_precision_series(adam, sgd, modes)])
-    fig.update_layout(title="Float16 without masters: Adam breaks, SGD loses updates",
-                      xaxis_title="step", yaxis={"title": f"loss (Adam, lr {adam_lr:g})"},
-                      yaxis2={"title": f"% updates lost (SGD, lr {sgd_lr:g})", "overlaying": "y",
+    text = words(TEXT)
+    fig.update_layout(title=text["half_title"], xaxis_title=text["step"],
+                      yaxis={"title": text["adam_axis"].format(lr=adam_lr)},
+                      yaxis2={"title": text["sgd_axis"].format(lr=sgd_lr), "overlaying": "y",
                               "side": "right", "rangemode": "tozero"}, height=420)
     return fig
 
@@ -64,12 +148,12 @@ def half_precision_summary(findings: dict, modes) -> str:
     """The figure's text summary, from :func:`half_precision_findings`."""
     reference, bare, master = modes
     final, nan = findings["final"], findings["first_nan"]
-    broke = (f"turns NaN at step {nan} (gaps in the line)" if nan is not None
-             else f"ends at {final[bare]:.3f}")
-    return (f"Adam: float32 ends at loss {final[reference]:.3f}, float16 with float32 masters at "
-            f"{final[master]:.3f}; float16 without masters {broke}. SGD: without masters "
-            f"{findings['lost_bare']:.0f}% of the weight updates are rounded away per step, with "
-            f"masters {findings['lost_master']:.1f}%.")
+    text = words(TEXT)
+    broke = (text["turns_nan"].format(step=nan) if nan is not None
+             else text["ends_at"].format(loss=final[bare]))
+    return text["half_summary"].format(reference=final[reference], master=final[master],
+                                       broke=broke, lost_bare=findings["lost_bare"],
+                                       lost_master=findings["lost_master"])
 
 
 # ------------------------------------------------------------ chapter 4: lost updates
@@ -106,42 +190,37 @@ def lost_update_figure(log2_ratios, fractions: dict) -> go.Figure:
     """One line per format: the fraction of updates rounded away against log2(|u| / |w|)."""
     fig = go.Figure([go.Scatter(x=list(log2_ratios), y=list(values), name=fmt,
                                 mode="lines+markers") for fmt, values in fractions.items()])
-    fig.update_layout(title="Fraction of updates rounded away",
-                      xaxis_title="log2(|update| / |weight|)", yaxis_title="fraction lost",
-                      height=320)
+    text = words(TEXT)
+    fig.update_layout(title=text["lost_title"], xaxis_title=text["lost_x"],
+                      yaxis_title=text["lost_y"], height=320)
     return fig
 
 
 def lost_update_summary(thresholds: dict) -> str:
     """The lost-update figure's text summary, from :func:`lost_update_thresholds`."""
-    return "; ".join(f"{fmt} {_lost_update_phrase(t)}" for fmt, t in thresholds.items()) + "."
+    text = words(TEXT)
+    return text["join"].join(text["format_phrase"].format(fmt=fmt, phrase=_lost_update_phrase(t))
+                             for fmt, t in thresholds.items()) + text["end"]
 
 
 def _lost_update_phrase(t: dict) -> str:
+    text = words(TEXT)
     clauses = []
     if t["all_lost_up_to"] is not None:
-        clauses.append(f"loses at least {ALL_LOST:.0%} of the updates up to "
-                       f"2**{t['all_lost_up_to']:g} of the weight")
-    clauses.append(("about" if clauses else "loses about") + f" half at 2**{t['half_lost_at']:g}")
+        clauses.append(text["all_lost"].format(share=ALL_LOST, ratio=t["all_lost_up_to"]))
+    half = text["half_after"] if clauses else text["half_first"]
+    clauses.append(half.format(ratio=t["half_lost_at"]))
     if t["none_lost_from"] is not None:
-        clauses.append(f"at most {NONE_LOST:.0%} from 2**{t['none_lost_from']:g} up")
+        clauses.append(text["none_from"].format(share=NONE_LOST, ratio=t["none_lost_from"]))
     else:
-        clauses.append(f"more than {NONE_LOST:.0%} at every ratio measured")
-    return ", ".join(clauses[:-1]) + " and " + clauses[-1]
+        clauses.append(text["never_none"].format(share=NONE_LOST))
+    return text["list"].join(clauses[:-1]) + text["and"] + clauses[-1]
 
 
 # ------------------------------------------------------------ chapter 4: the scaler loop
 
-SCALER_LOOP_NODES = {
-    "fwd": "forward under autocast\n(float16 matmuls)",
-    "scale": "scaler.scale(loss)\nloss x S",
-    "bwd": "backward\n(gradients x S)",
-    "unscale": "unscale_: grads / S (float32)\nfound_inf = any inf/NaN?",
-    "step": "optimizer.step()\n(float32 masters)",
-    "skip": "skip the step",
-    "update": "update():\ninf: S *= 0.5, tracker = 0\nelse: tracker += 1;\n"
-              "tracker == interval: S *= 2",
-}
+SCALER_LOOP_NODES = tuple(TEXT["en"]["nodes"])
+"""The flow chart's boxes; their labels, per language, are ``TEXT[lang]["nodes"]``."""
 SCALER_LOOP_EDGES = (("fwd", "scale", ""), ("scale", "bwd", ""), ("bwd", "unscale", ""),
                      ("unscale", "step", "finite"), ("unscale", "skip", "inf / NaN"),
                      ("step", "update", ""), ("skip", "update", ""),
@@ -150,31 +229,40 @@ SCALER_LOOP_EDGES = (("fwd", "scale", ""), ("scale", "bwd", ""), ("bwd", "unscal
 
 def scaler_loop_diagram():
     """The GradScaler iteration as a Graphviz flow chart, the skip branch in red."""
+    text = words(TEXT)
+    font = text["graphviz_font"]
     loop = graphviz.Digraph(graph_attr={"rankdir": "LR"},
-                            node_attr={"shape": "box", "fontname": "Helvetica"})
-    for name, label in SCALER_LOOP_NODES.items():
+                            node_attr={"shape": "box", "fontname": font},
+                            edge_attr={"fontname": font})
+    for name in SCALER_LOOP_NODES:
         style = {"style": "filled", "fillcolor": "#ffcdd2"} if name == "skip" else {}
-        loop.node(name, label, **style)
+        loop.node(name, text["nodes"][name], **style)
     for tail, head, label in SCALER_LOOP_EDGES:
-        loop.edge(tail, head, label=label or None,
+        loop.edge(tail, head, label=text["edges"][label] if label else None,
                   style="dashed" if label == "next batch" else None)
     return loop
 
 
 # ------------------------------------------------------------ chapter 5: engine against PyTorch
 
-FRAMEWORK_NAMES = {"engine": "engine", "torch": "PyTorch"}
+FRAMEWORK_NAMES = tuple(TEXT["en"]["frameworks"])
+"""The two frameworks compared; their display names are ``TEXT[lang]["frameworks"]``."""
 
 
 def overlay_series(pairs: dict) -> list[dict]:
     """Curves that draw the engine on top of PyTorch: ``pairs[label] = (engine, torch,
     dash)`` gives, per label, PyTorch's curve wide and grey underneath and the engine's
     thin one over it (where they agree, a thin line runs inside a grey band)."""
+    text = words(TEXT)
     series = []
     for label, (engine, reference, dash) in pairs.items():
-        series.append({"name": f"PyTorch, {label}", "y": [float(v) for v in reference],
+        series.append({"name": text["overlay"].format(framework=text["frameworks"]["torch"],
+                                                      label=label),
+                       "y": [float(v) for v in reference],
                        "line": {"width": 6, "color": "#bbbbbb", "dash": dash}})
-        series.append({"name": f"engine, {label}", "y": [float(v) for v in engine],
+        series.append({"name": text["overlay"].format(framework=text["frameworks"]["engine"],
+                                                      label=label),
+                       "y": [float(v) for v in engine],
                        "line": {"width": 2, "dash": dash}})
     return series
 
@@ -183,7 +271,8 @@ def engine_over_torch_figure(pairs: dict, title: str, yaxis_title: str) -> go.Fi
     """Per step, the engine's curve over PyTorch's (see :func:`overlay_series`)."""
     fig = go.Figure([go.Scatter(y=s["y"], name=s["name"], line=s["line"])
                      for s in overlay_series(pairs)])
-    fig.update_layout(title=title, xaxis_title="step", yaxis_title=yaxis_title, height=380)
+    fig.update_layout(title=title, xaxis_title=words(TEXT)["step"], yaxis_title=yaxis_title,
+                      height=380)
     return fig
 
 
@@ -204,11 +293,12 @@ def replica_spreads(runs: dict) -> dict:
 def replica_spread_figure(runs: dict) -> go.Figure:
     """Grouped bars of :func:`replica_spreads`, log scale."""
     spreads = replica_spreads(runs)
-    fig = go.Figure([go.Bar(x=spreads["labels"], y=spreads[fw], name=name)
-                     for fw, name in FRAMEWORK_NAMES.items()])
-    fig.update_layout(title="Largest weight difference between the two replicas after training",
+    text = words(TEXT)
+    fig = go.Figure([go.Bar(x=spreads["labels"], y=spreads[fw], name=text["frameworks"][fw])
+                     for fw in FRAMEWORK_NAMES])
+    fig.update_layout(title=text["spread_title"],
                       yaxis={"type": "log",
-                             "title": f"max |w_rank0 - w_rank1| ({SPREAD_FLOOR:g} = identical)"},
+                             "title": text["spread_axis"].format(floor=SPREAD_FLOOR)},
                       barmode="group", height=420, xaxis={"tickangle": -20})
     return fig
 
@@ -217,9 +307,7 @@ def runs_table(runs: dict) -> str:
     """A markdown table of the side-by-side runs: final losses, the largest relative
     difference between the two frameworks' losses (over the steps where PyTorch's is
     finite), both replica spreads and the skipped steps."""
-    rows = ["| run | final loss, engine | final loss, PyTorch | max rel. diff | replica spread, "
-            "engine | replica spread, PyTorch | skipped steps (e / t) |",
-            "|---|---|---|---|---|---|---|"]
+    rows = [words(TEXT)["table_head"], "|---|---|---|---|---|---|---|"]
     for label in (k for k in runs if not k.startswith("_")):
         e, t = runs[label]["engine"], runs[label]["torch"]
         finite = np.isfinite(t.loss)
@@ -256,8 +344,9 @@ def held_bytes_figure(held: dict) -> go.Figure:
     """Megabytes held by saved tensors after each iteration, one line per loop."""
     fig = go.Figure([go.Scatter(y=np.asarray(v) / 1e6, name=k, mode="lines+markers")
                      for k, v in held.items()])
-    fig.update_layout(title="Bytes held by saved tensors after each iteration",
-                      xaxis_title="iteration", yaxis_title="MB held", height=380)
+    text = words(TEXT)
+    fig.update_layout(title=text["held_title"], xaxis_title=text["iteration"],
+                      yaxis_title=text["mb_held"], height=380)
     return fig
 
 
@@ -271,13 +360,15 @@ def skip_markers(run) -> dict:
 
 def scale_and_skips_figure(runs: dict, title: str) -> go.Figure:
     """Per framework, the loss scale before each step, with a cross on every skipped step."""
+    text = words(TEXT)
     fig = go.Figure()
     for name, run in runs.items():
         marks = skip_markers(run)
-        fig.add_trace(go.Scatter(y=[float(s) for s in run.scale], name=f"loss scale, {name}",
-                                 mode="lines+markers"))
+        fig.add_trace(go.Scatter(y=[float(s) for s in run.scale],
+                                 name=text["scale_name"].format(name=name), mode="lines+markers"))
         fig.add_trace(go.Scatter(x=marks["steps"], y=marks["scales"], mode="markers",
-                                 marker={"size": 14, "symbol": "x"}, name=f"skipped step, {name}"))
-    fig.update_layout(title=title, xaxis_title="step", yaxis={"type": "log", "title": "scale S"},
-                      height=360)
+                                 marker={"size": 14, "symbol": "x"},
+                                 name=text["skipped_name"].format(name=name)))
+    fig.update_layout(title=title, xaxis_title=text["step"],
+                      yaxis={"type": "log", "title": text["scale_axis"]}, height=360)
     return fig

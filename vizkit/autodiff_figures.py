@@ -15,6 +15,21 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from vizkit.strings import check_table, words
+
+TEXT = check_table({
+    "en": {"central": "central difference, {dtype}", "ad": "AD (engine), {dtype}",
+           "cost_names": ("reverse-mode AD (engine)", "central differences",
+                          "sympy: differentiate + lambdify"),
+           "jvps": "n forward-mode passes (jvp)", "backward": "one reverse-mode pass (backward)",
+           "speedup": "n={n}: {ratio:.0f}x", "list": ", "},
+    "zh": {"central": "中心差分，{dtype}", "ad": "自动微分（参考引擎），{dtype}",
+           "cost_names": ("反向模式自动微分（参考引擎）", "中心差分",
+                          "sympy：符号求导 + lambdify"),
+           "jvps": "n 次前向模式传播（jvp）", "backward": "一次反向模式传播（backward）",
+           "speedup": "n={n}：{ratio:.0f}x", "list": "，"},
+})
+
 LOG_FLOOR = 1e-17
 """Errors are clipped to this before plotting: an exact 0 has no place on a log axis."""
 
@@ -45,15 +60,16 @@ def derivative_error_series(steps: Sequence[float], fd_errors: Mapping[str, Sequ
     error (which has no step) as a flat dashed line across the same range.
 
     ``fd_errors[dtype][i]`` is the relative error at ``steps[i]``."""
+    text = words(TEXT)
     span = (float(steps[0]), float(steps[-1]))
     series = []
     for dtype, errors in fd_errors.items():
         if len(errors) != len(steps):
             raise ValueError(f"{dtype}: {len(errors)} errors for {len(steps)} steps; "
                              "give one error per step")
-        series.append(Series(f"central difference, {dtype}", _floats(steps),
+        series.append(Series(text["central"].format(dtype=dtype), _floats(steps),
                              _floats(np.maximum(errors, LOG_FLOOR))))
-        series.append(Series(f"AD (engine), {dtype}", span,
+        series.append(Series(text["ad"].format(dtype=dtype), span,
                              (max(ad_errors[dtype], LOG_FLOOR),) * 2, dashed=True, markers=False))
     return series
 
@@ -61,20 +77,23 @@ def derivative_error_series(steps: Sequence[float], fd_errors: Mapping[str, Sequ
 def gradient_cost_series(rows: Sequence[tuple]) -> list[Series]:
     """Seconds per full gradient against n, from rows ``(n, t_ad, t_fd, t_sym, ...)``."""
     n = _floats(r[0] for r in rows)
-    names = ("reverse-mode AD (engine)", "central differences", "sympy: differentiate + lambdify")
+    names = words(TEXT)["cost_names"]
     return [Series(name, n, _floats(r[k] for r in rows)) for k, name in enumerate(names, start=1)]
 
 
 def forward_reverse_series(cost: Sequence[tuple]) -> list[Series]:
     """Seconds per full gradient against n, from rows ``(n, t_jvps, t_backward)``."""
+    text = words(TEXT)
     n = _floats(c[0] for c in cost)
-    return [Series("n forward-mode passes (jvp)", n, _floats(c[1] for c in cost)),
-            Series("one reverse-mode pass (backward)", n, _floats(c[2] for c in cost))]
+    return [Series(text["jvps"], n, _floats(c[1] for c in cost)),
+            Series(text["backward"], n, _floats(c[2] for c in cost))]
 
 
 def speedup_text(cost: Sequence[tuple]) -> str:
     """``n=2: 3x, n=4: 5x`` — forward-mode time over reverse-mode time per n."""
-    return ", ".join(f"n={n}: {forward / reverse:.0f}x" for n, forward, reverse in cost)
+    text = words(TEXT)
+    return text["list"].join(text["speedup"].format(n=n, ratio=forward / reverse)
+                             for n, forward, reverse in cost)
 
 
 def memory_series(curves: Mapping[str, Sequence[int]]) -> list[Series]:

@@ -24,6 +24,21 @@ import numpy as np
 from chapters.torchcheck import to_numpy
 
 from .graphviz_views import GraphDrawing
+from .strings import check_table, words
+
+TEXT = check_table({
+    "en": {"leaf": "a leaf tensor of shape {shape} with no history", "scalar": "scalar",
+           "shaped": "{shape}", "list": ", ", "mean_std": "mean {mean:.3g}, std {std:.3g}",
+           "titles": ("course engine", "PyTorch"), "side": "{title}: {summary}",
+           "graph": ("backward graph of a {kind} tensor: {count} backward functions ({ops}) and "
+                     "{leaves} leaf accumulators (AccumulateGrad)")},
+    "zh": {"leaf": "形状为 {shape} 的叶子张量，没有计算历史", "scalar": "标量",
+           "shaped": "形状为 {shape} 的", "list": "、",
+           "mean_std": "均值 {mean:.3g}，标准差 {std:.3g}",
+           "titles": ("课程的参考引擎", "PyTorch"), "side": "{title}：{summary}",
+           "graph": ("{kind}张量的反向计算图：{count} 个反向函数（{ops}），以及 {leaves} 个"
+                     "叶子梯度累加器（AccumulateGrad）")},
+})
 
 TENSOR_STYLE = {"shape": "record", "style": "rounded,filled", "fillcolor": "#e8f1fb",
                 "fontname": "Helvetica", "fontsize": "10"}
@@ -42,7 +57,7 @@ def summarize_values(value, digits: int = 4) -> str:
         return f"{array.item():.{digits}f}"
     if array.size <= 3:
         return "[" + ", ".join(f"{v:.{min(digits, 3)}g}" for v in array.ravel()) + "]"
-    return f"mean {array.mean():.3g}, std {array.std():.3g}"
+    return words(TEXT)["mean_std"].format(mean=array.mean(), std=array.std())
 
 
 def _format_shape(shape) -> str:
@@ -201,18 +216,21 @@ def backward_graph(root, named: dict | None = None, show_saved: bool = False,
 
 
 def side_by_side(left_root, right_root, left_named=None, right_named=None,
-                 titles=("course engine", "PyTorch"), show_saved: bool = False,
+                 titles: tuple[str, str] | None = None, show_saved: bool = False,
                  show_values: bool = True) -> GraphDrawing:
     """One drawing with two clusters, e.g. the engine's graph next to torch's
-    for the same computation, so their op names and shapes can be compared."""
+    for the same computation, so their op names and shapes can be compared.
+    ``titles`` defaults to the course's engine and PyTorch, in the course's language."""
+    text = words(TEXT)
+    titles = titles or text["titles"]
     g = _digraph()
     for i, (root, named, title) in enumerate([(left_root, left_named, titles[0]),
                                               (right_root, right_named, titles[1])]):
         with g.subgraph(name=f"cluster_{i}") as cluster:
             cluster.attr(label=title, style="rounded", color="#999999")
             _add_history(cluster, root, named, show_saved, show_values, prefix=f"g{i}_")
-    summary = " | ".join(f"{t}: {describe(r)}" for t, r in zip(titles, (left_root, right_root),
-                                                                  strict=True))
+    summary = " | ".join(text["side"].format(title=t, summary=describe(r))
+                         for t, r in zip(titles, (left_root, right_root), strict=True))
     return GraphDrawing(g.source, summary)
 
 
@@ -232,12 +250,13 @@ def op_names(root) -> list[str]:
 
 def describe(root) -> str:
     """The text summary of a backward graph: how many backward functions of each kind."""
+    text = words(TEXT)
     names = op_names(root)
     if not names:
-        return f"a leaf tensor of shape {_shape(root)} with no history"
+        return text["leaf"].format(shape=_shape(root))
     counts = {n: names.count(n) for n in dict.fromkeys(names)}
     leaves = counts.pop("AccumulateGrad", 0)
-    ops = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items())
-    kind = "scalar" if tuple(root.shape) == () else f"{_shape(root)}"
-    return (f"backward graph of a {kind} tensor: {sum(counts.values())} backward "
-            f"functions ({ops}) and {leaves} leaf accumulators (AccumulateGrad)")
+    ops = text["list"].join(f"{n} x{c}" if c > 1 else n for n, c in counts.items())
+    kind = (text["scalar"] if tuple(root.shape) == ()
+            else text["shaped"].format(shape=_shape(root)))
+    return text["graph"].format(kind=kind, count=sum(counts.values()), ops=ops, leaves=leaves)

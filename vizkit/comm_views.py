@@ -18,11 +18,108 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from vizkit.strings import check_table, words
+
 from .graphviz_views import GraphDrawing
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf"]
 MICRO = 1e6  # plot times in microseconds
+
+TEXT = check_table({
+    "en": {
+        "messages": "Messages", "message": "message", "rank": "rank",
+        "model_time": "model time (µs)", "time_ms": "time (ms)",
+        "message_hover": "{label}: rank {src} -> {dst}, {nbytes} B",
+        "rank_row": "rank {rank}: {count} messages / {sent} B", "list": ", ", "join": "; ",
+        "messages_summary": ("{count} messages, {total} bytes in total, finished at {end:.1f} µs "
+                             "of model time. Sent per rank — {per_rank}."),
+        "phases": {"start": "start", "reduce-scatter": "reduce-scatter",
+                   "all-gather": "all-gather", "done": "done"},
+        "send": "{src}->{dst}: chunk {chunk}", "nothing": "nothing",
+        "ring_summary": ("Ring all-reduce over {p} ranks after step {step} of {steps} ({phase}): "
+                         "{full} of {cells} (rank, chunk) cells hold the full sum. "
+                         "Next step sends {sends}."),
+        "pipeline": "Pipeline schedule", "stage": "stage {stage}",
+        "forward": "forward", "backward": "backward", "bubble": "bubble (idle)",
+        "box_hover": "stage {stage} {name} micro-batch {micro}: {ms:.2f} ms",
+        "pipeline_summary": ("{schedule} schedule, {p} stages, {m} micro-batches: the step takes "
+                             "{ms:.2f} ms; stages are idle {idle:.1%} of the time (ideal bubble "
+                             "(p-1)/(m+p-1) = {ideal:.1%})."),
+        "buckets": "DDP gradient buckets", "bucket": "bucket {index} ({kib:.0f} KiB", "close": ")",
+        "waiting": "ready, waiting for the link", "all_reduce": "all-reduce",
+        "computing": "backward computing", "ddp_wait": "backward waiting for DDP",
+        "last_grad": "last gradient ready",
+        "bucket_summary": ("{count} buckets; the first all-reduce starts {start:.2f} ms after "
+                           "the first bucket is ready, the last ends {end:.2f} ms after it."),
+        "overlap_summary": (" Backward computes for {compute:.2f} ms until the last gradient is "
+                            "ready, then waits {wait:.2f} ms for the all-reduces; {early} of "
+                            "{count} all-reduces start before the last gradient (the first "
+                            "{lead:.2f} ms before it), and {overlap:.0%} of the all-reduce time "
+                            "runs while backward is still computing."),
+        "scaling": "Time per step vs ranks", "compute": "compute",
+        "communication": "communication", "speedup_vs_1": "speed-up vs 1 rank",
+        "ranks": "ranks", "ms_per_step": "ms per step", "speedup": "speed-up",
+        "scaling_row": "{p} ranks: {compute:.2f} ms compute + {comm:.2f} ms communication",
+        "scaling_summary": ("{rows}. The fastest step is at {best} ranks ({gain:.2f}x faster "
+                            "than 1 rank); beyond it, communication grows faster than compute "
+                            "shrinks."),
+        "zero_row": "stage {stage}: measured {measured:.2f} B/param, paper {paper:.2f}",
+        "zero_summary": "{rows}.",
+        "rank_table": ("<table><tr><th>rank</th><th>messages sent</th><th>bytes sent</th></tr>"
+                       "{rows}</table><p>model time: {us:.1f} µs</p>"),
+        "algorithm": "algorithm", "ranks_widget": "ranks", "log2_bytes": "log2 bytes",
+        "explorer_title": "{algorithm} all-reduce of {nbytes} bytes on {ranks} ranks",
+        "step_widget": "step", "schedule": "schedule", "stages": "stages",
+        "micro_batches": "micro-batches", "colon": ": ",
+        "peaks": " Activations held at most, per stage: {peaks}.",
+    },
+    "zh": {
+        "messages": "消息", "message": "消息", "rank": "rank",
+        "model_time": "模型时间（µs）", "time_ms": "时间（ms）",
+        "message_hover": "{label}：rank {src} -> {dst}，{nbytes} B",
+        "rank_row": "rank {rank}：{count} 条消息 / {sent} B", "list": "，", "join": "；",
+        "messages_summary": ("共 {count} 条消息，合计 {total} 字节，在模型时间 {end:.1f} µs "
+                             "时结束。各 rank 发送量：{per_rank}。"),
+        "phases": {"start": "尚未开始", "reduce-scatter": "reduce-scatter 阶段",
+                   "all-gather": "all-gather 阶段", "done": "已完成"},
+        "send": "{src}->{dst}：块 {chunk}", "nothing": "无",
+        "ring_summary": ("{p} 个 rank 上的环形 all-reduce，已完成第 {step} 步（共 {steps} 步，"
+                         "{phase}）：{cells} 个（rank，块）格子中有 {full} 个已持有完整的和。"
+                         "下一步发送：{sends}。"),
+        "pipeline": "流水线调度", "stage": "阶段 {stage}",
+        "forward": "前向", "backward": "反向", "bubble": "气泡（空闲）",
+        "box_hover": "阶段 {stage} {name} 微批次 {micro}：{ms:.2f} ms",
+        "pipeline_summary": ("{schedule} 调度，{p} 个阶段，{m} 个微批次：一步耗时 {ms:.2f} ms；"
+                             "各阶段有 {idle:.1%} 的时间处于空闲（理论气泡占比 "
+                             "(p-1)/(m+p-1) = {ideal:.1%}）。"),
+        "buckets": "DDP 梯度桶", "bucket": "桶 {index}（{kib:.0f} KiB", "close": "）",
+        "waiting": "已就绪，等待链路", "all_reduce": "all-reduce",
+        "computing": "反向传播计算中", "ddp_wait": "反向传播等待 DDP",
+        "last_grad": "最后一个梯度就绪",
+        "bucket_summary": ("共 {count} 个桶；第一个 all-reduce 在第一个桶就绪后 {start:.2f} ms "
+                           "开始，最后一个在其后 {end:.2f} ms 结束。"),
+        "overlap_summary": ("反向传播计算 {compute:.2f} ms 后最后一个梯度就绪，随后再等待 "
+                            "{wait:.2f} ms 让 all-reduce 完成；{count} 个 all-reduce 中有 "
+                            "{early} 个在最后一个梯度就绪之前开始（最早的提前 {lead:.2f} ms），"
+                            "all-reduce 总时间的 {overlap:.0%} 与反向传播的计算重叠。"),
+        "scaling": "每步耗时与 rank 数", "compute": "计算",
+        "communication": "通信", "speedup_vs_1": "相对 1 个 rank 的加速比",
+        "ranks": "rank 数", "ms_per_step": "每步毫秒数", "speedup": "加速比",
+        "scaling_row": "{p} 个 rank：计算 {compute:.2f} ms + 通信 {comm:.2f} ms",
+        "scaling_summary": ("{rows}。最快的一步出现在 {best} 个 rank 时（比 1 个 rank 快 "
+                            "{gain:.2f}x）；再增加 rank，通信时间的增长就超过了计算时间的减少。"),
+        "zero_row": "阶段 {stage}：实测 {measured:.2f} B/参数，论文公式 {paper:.2f}",
+        "zero_summary": "{rows}。",
+        "rank_table": ("<table><tr><th>rank</th><th>发送的消息数</th><th>发送的字节数</th></tr>"
+                       "{rows}</table><p>模型时间：{us:.1f} µs</p>"),
+        "algorithm": "算法", "ranks_widget": "rank 数", "log2_bytes": "log2 字节数",
+        "explorer_title": "{algorithm} all-reduce：{nbytes} 字节，{ranks} 个 rank",
+        "step_widget": "步", "schedule": "调度", "stages": "阶段数",
+        "micro_batches": "微批次数", "colon": "：",
+        "peaks": "每个阶段最多同时保存的激活（微批次数）：{peaks}。",
+    },
+})
 
 
 def _phase_colours(labels) -> dict[str, str]:
@@ -32,9 +129,10 @@ def _phase_colours(labels) -> dict[str, str]:
 
 # ------------------------------------------------------------ message timelines
 
-def message_timeline(messages, world_size: int, title: str = "Messages") -> go.Figure:
+def message_timeline(messages, world_size: int, title: str | None = None) -> go.Figure:
     """Space-time diagram: one horizontal line per rank, one arrow per message
     from (start, src) to (end, dst), coloured by the algorithm's phase."""
+    words_ = words(TEXT)
     colours = _phase_colours(m.label for m in messages)
     fig = go.Figure()
     for label, colour in colours.items():
@@ -44,9 +142,10 @@ def message_timeline(messages, world_size: int, title: str = "Messages") -> go.F
                 continue
             xs += [m.start * MICRO, m.end * MICRO, None]
             ys += [m.src, m.dst, None]
-            text = f"{label}: rank {m.src} -> {m.dst}, {m.nbytes} B"
+            text = words_["message_hover"].format(label=label, src=m.src, dst=m.dst,
+                                                  nbytes=m.nbytes)
             hover += [text, text, None]
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=label or "message",
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=label or words_["message"],
                                  line={"color": colour, "width": 2},
                                  marker={"symbol": ["circle", "arrow-right", "circle"]
                                          * (len(xs) // 3), "size": 8, "color": colour},
@@ -55,8 +154,9 @@ def message_timeline(messages, world_size: int, title: str = "Messages") -> go.F
     for r in range(world_size):
         fig.add_shape(type="line", x0=0, x1=end, y0=r, y1=r,
                       line={"color": "#cccccc", "width": 1}, layer="below")
-    fig.update_layout(title=title, xaxis_title="model time (µs)", height=160 + 45 * world_size,
-                      yaxis={"title": "rank", "tickvals": list(range(world_size)),
+    fig.update_layout(title=title or words_["messages"], xaxis_title=words_["model_time"],
+                      height=160 + 45 * world_size,
+                      yaxis={"title": words_["rank"], "tickvals": list(range(world_size)),
                              "autorange": "reversed"}, legend={"orientation": "h", "y": -0.3})
     return fig
 
@@ -69,10 +169,11 @@ def messages_summary(messages, world_size: int) -> str:
         sent[m.src] += m.nbytes
         count[m.src] += 1
     end = max((m.end for m in messages), default=0.0)
-    per_rank = ", ".join(f"rank {r}: {count[r]} messages / {sent[r]} B"
-                         for r in range(world_size))
-    return (f"{len(messages)} messages, {sum(sent)} bytes in total, finished at "
-            f"{end * MICRO:.1f} µs of model time. Sent per rank — {per_rank}.")
+    text = words(TEXT)
+    per_rank = text["list"].join(text["rank_row"].format(rank=r, count=count[r], sent=sent[r])
+                                 for r in range(world_size))
+    return text["messages_summary"].format(count=len(messages), total=sum(sent),
+                                           end=end * MICRO, per_rank=per_rank)
 
 
 # ------------------------------------------------------------ the ring, step by step
@@ -143,37 +244,43 @@ def ring_summary(p: int, step: int) -> str:
              else "all-gather" if step <= 2 * (p - 1) else "done")
     state = ring_state(p, step)
     full = sum(len(state[r][c]) == p for r in range(p) for c in range(p))
-    sends = ", ".join(f"{s}->{d}: chunk {c}" for s, d, c in ring_messages_at(p, step + 1))
-    return (f"Ring all-reduce over {p} ranks after step {step} of {2 * (p - 1)} ({phase}): "
-            f"{full} of {p * p} (rank, chunk) cells hold the full sum. "
-            f"Next step sends {sends or 'nothing'}.")
+    text = words(TEXT)
+    sends = text["list"].join(text["send"].format(src=s, dst=d, chunk=c)
+                              for s, d, c in ring_messages_at(p, step + 1))
+    return text["ring_summary"].format(p=p, step=step, steps=2 * (p - 1),
+                                       phase=text["phases"][phase], full=full, cells=p * p,
+                                       sends=sends or text["nothing"])
 
 
 # ------------------------------------------------------------ pipelines
 
-def pipeline_figure(intervals, p: int, title: str = "Pipeline schedule") -> go.Figure:
+def pipeline_figure(intervals, p: int, title: str | None = None) -> go.Figure:
     """One row per stage: forward (blue) and backward (green) boxes labelled by
     micro-batch; idle time inside the step (the bubble) shaded red."""
+    text = words(TEXT)
     fig = go.Figure()
     t0 = min(iv.start for iv in intervals)
     t_end = max(iv.end for iv in intervals)
     scale = 1e3  # milliseconds
-    for kind, colour, name in (("F", "#1f77b4", "forward"), ("B", "#2ca02c", "backward")):
+    for kind, colour, name in (("F", "#1f77b4", text["forward"]),
+                               ("B", "#2ca02c", text["backward"])):
         chosen = [iv for iv in intervals if iv.kind == kind]
         fig.add_trace(go.Bar(
-            y=[f"stage {iv.stage}" for iv in chosen],
+            y=[text["stage"].format(stage=iv.stage) for iv in chosen],
             x=[(iv.end - iv.start) * scale for iv in chosen],
             base=[(iv.start - t0) * scale for iv in chosen], orientation="h",
             marker={"color": colour, "line": {"color": "white", "width": 1}}, name=name,
             text=[f"{kind}{iv.micro_batch}" for iv in chosen], textposition="inside",
-            hovertext=[f"stage {iv.stage} {name} micro-batch {iv.micro_batch}: "
-                       f"{(iv.end - iv.start) * scale:.2f} ms" for iv in chosen]))
+            hovertext=[text["box_hover"].format(stage=iv.stage, name=name, micro=iv.micro_batch,
+                                                ms=(iv.end - iv.start) * scale)
+                       for iv in chosen]))
     gaps = idle_gaps(intervals, p)
-    fig.add_trace(go.Bar(y=[f"stage {s}" for s, _, _ in gaps],
+    fig.add_trace(go.Bar(y=[text["stage"].format(stage=s) for s, _, _ in gaps],
                          x=[(b - a) * scale for _, a, b in gaps],
                          base=[(a - t0) * scale for _, a, _ in gaps], orientation="h",
-                         marker={"color": "rgba(214,39,40,0.25)"}, name="bubble (idle)"))
-    fig.update_layout(title=title, barmode="overlay", xaxis_title="time (ms)",
+                         marker={"color": "rgba(214,39,40,0.25)"}, name=text["bubble"]))
+    fig.update_layout(title=title or text["pipeline"], barmode="overlay",
+                      xaxis_title=text["time_ms"],
                       yaxis={"autorange": "reversed"}, height=140 + 50 * p,
                       xaxis_range=[0, (t_end - t0) * scale])
     return fig
@@ -200,9 +307,9 @@ def pipeline_summary(intervals, p: int, m: int, schedule: str) -> str:
     t0 = min(iv.start for iv in intervals)
     t_end = max(iv.end for iv in intervals)
     idle = sum(b - a for _, a, b in idle_gaps(intervals, p))
-    return (f"{schedule} schedule, {p} stages, {m} micro-batches: the step takes "
-            f"{(t_end - t0) * 1e3:.2f} ms; stages are idle {idle / (p * (t_end - t0)):.1%} "
-            f"of the time (ideal bubble (p-1)/(m+p-1) = {(p - 1) / (m + p - 1):.1%}).")
+    return words(TEXT)["pipeline_summary"].format(
+        schedule=schedule, p=p, m=m, ms=(t_end - t0) * 1e3, idle=idle / (p * (t_end - t0)),
+        ideal=(p - 1) / (m + p - 1))
 
 
 # ------------------------------------------------------------ DDP buckets
@@ -229,33 +336,34 @@ def bucket_overlap(events, backward: tuple[float, float]) -> dict:
 
 def bucket_figure(events, backward: tuple[float, float] | None = None,
                   names: list[list[str]] | None = None,
-                  title: str = "DDP gradient buckets") -> go.Figure:
+                  title: str | None = None) -> go.Figure:
     """Per bucket: waiting to start (grey, ready -> start) and its all-reduce
     (orange, start -> end). ``backward`` (start, end) is drawn as two bands:
     computing until the last gradient is ready (blue), then DDP waiting for
     the all-reduces (light blue). ``names`` labels each bucket's parameters."""
     t0 = min([e.ready for e in events] + ([backward[0]] if backward else []))
     scale = 1e3
+    text = words(TEXT)
+    rows = [text["bucket"].format(index=e.index, kib=e.nbytes / 1024)
+            + (f": {', '.join(names[e.index])}" if names else "") + text["close"] for e in events]
     fig = go.Figure()
-    rows = [f"bucket {e.index} ({e.nbytes / 1024:.0f} KiB"
-            + (f": {', '.join(names[e.index])})" if names else ")") for e in events]
     fig.add_trace(go.Bar(y=rows, x=[(e.start - e.ready) * scale for e in events],
                          base=[(e.ready - t0) * scale for e in events], orientation="h",
-                         marker={"color": "#cccccc"}, name="ready, waiting for the link"))
+                         marker={"color": "#cccccc"}, name=text["waiting"]))
     fig.add_trace(go.Bar(y=rows, x=[(e.end - e.start) * scale for e in events],
                          base=[(e.start - t0) * scale for e in events], orientation="h",
-                         marker={"color": "#ff7f0e"}, name="all-reduce"))
+                         marker={"color": "#ff7f0e"}, name=text["all_reduce"]))
     if backward:
         last_grad = max(e.ready for e in events)
-        for a, b, color, label in ((backward[0], last_grad, "#1f77b4", "backward computing"),
-                                   (last_grad, backward[1], "#9ecae1",
-                                    "backward waiting for DDP")):
+        for a, b, color, label in ((backward[0], last_grad, "#1f77b4", text["computing"]),
+                                   (last_grad, backward[1], "#9ecae1", text["ddp_wait"])):
             fig.add_trace(go.Bar(y=["loss.backward()"], x=[(b - a) * scale],
                                  base=[(a - t0) * scale], orientation="h",
                                  marker={"color": color}, name=label))
         fig.add_vline(x=(last_grad - t0) * scale, line_dash="dash",
-                      annotation_text="last gradient ready")
-    fig.update_layout(title=title, barmode="overlay", xaxis_title="time (ms)",
+                      annotation_text=text["last_grad"])
+    fig.update_layout(title=title or text["buckets"], barmode="overlay",
+                      xaxis_title=text["time_ms"],
                       yaxis={"autorange": "reversed"}, height=160 + 40 * (len(events) + 1))
     return fig
 
@@ -265,36 +373,36 @@ def bucket_summary(events, backward: tuple[float, float] | None = None) -> str:
     against the moment the last gradient was ready (see :func:`bucket_overlap`)."""
     first = min(e.ready for e in events)
     last = max(e.end for e in events)
-    text = (f"{len(events)} buckets; the first all-reduce starts "
-            f"{(min(e.start for e in events) - first) * 1e3:.2f} ms after the first bucket is "
-            f"ready, the last ends {(last - first) * 1e3:.2f} ms after it.")
+    table = words(TEXT)
+    text = table["bucket_summary"].format(
+        count=len(events), start=(min(e.start for e in events) - first) * 1e3,
+        end=(last - first) * 1e3)
     if backward:
         o = bucket_overlap(events, backward)
-        text += (f" Backward computes for {o['compute'] * 1e3:.2f} ms until the last gradient "
-                 f"is ready, then waits {o['wait'] * 1e3:.2f} ms for the all-reduces; "
-                 f"{o['early']} of {len(events)} all-reduces start before the last gradient "
-                 f"(the first {o['first_lead'] * 1e3:.2f} ms before it), and {o['overlap']:.0%} "
-                 "of the all-reduce time runs while backward is still computing.")
+        text += table["overlap_summary"].format(
+            compute=o["compute"] * 1e3, wait=o["wait"] * 1e3, early=o["early"],
+            count=len(events), lead=o["first_lead"] * 1e3, overlap=o["overlap"])
     return text
 
 
 # ------------------------------------------------------------ scaling and memory
 
-def scaling_figure(ranks, compute, comm, title: str = "Time per step vs ranks") -> go.Figure:
+def scaling_figure(ranks, compute, comm, title: str | None = None) -> go.Figure:
     """Stacked bars of compute and communication seconds per step for each
     world size, and the speed-up over one rank as a line (right axis)."""
     total = [a + b for a, b in zip(compute, comm, strict=True)]
     speedup = [total[0] / t for t in total]
+    text = words(TEXT)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=list(ranks), y=[c * 1e3 for c in compute], name="compute",
+    fig.add_trace(go.Bar(x=list(ranks), y=[c * 1e3 for c in compute], name=text["compute"],
                          marker={"color": "#1f77b4"}))
-    fig.add_trace(go.Bar(x=list(ranks), y=[c * 1e3 for c in comm], name="communication",
+    fig.add_trace(go.Bar(x=list(ranks), y=[c * 1e3 for c in comm], name=text["communication"],
                          marker={"color": "#ff7f0e"}))
-    fig.add_trace(go.Scatter(x=list(ranks), y=speedup, name="speed-up vs 1 rank",
+    fig.add_trace(go.Scatter(x=list(ranks), y=speedup, name=text["speedup_vs_1"],
                              yaxis="y2", mode="lines+markers", line={"color": "#2ca02c"}))
-    fig.update_layout(title=title, barmode="stack", xaxis_title="ranks",
-                      yaxis={"title": "ms per step"},
-                      yaxis2={"title": "speed-up", "overlaying": "y", "side": "right"},
+    fig.update_layout(title=title or text["scaling"], barmode="stack",
+                      xaxis_title=text["ranks"], yaxis={"title": text["ms_per_step"]},
+                      yaxis2={"title": text["speedup"], "overlaying": "y", "side": "right"},
                       height=420)
     return fig
 
@@ -302,11 +410,11 @@ def scaling_figure(ranks, compute, comm, title: str = "Time per step vs ranks") 
 def scaling_summary(ranks, compute, comm) -> str:
     total = [a + b for a, b in zip(compute, comm, strict=True)]
     best = min(range(len(total)), key=total.__getitem__)
-    rows = "; ".join(f"{p} ranks: {c * 1e3:.2f} ms compute + {m * 1e3:.2f} ms communication"
-                     for p, c, m in zip(ranks, compute, comm, strict=True))
-    return (f"{rows}. The fastest step is at {list(ranks)[best]} ranks "
-            f"({total[0] / total[best]:.2f}x faster than 1 rank); beyond it, communication "
-            "grows faster than compute shrinks.")
+    text = words(TEXT)
+    rows = text["join"].join(text["scaling_row"].format(p=p, compute=c * 1e3, comm=m * 1e3)
+                             for p, c, m in zip(ranks, compute, comm, strict=True))
+    return text["scaling_summary"].format(rows=rows, best=list(ranks)[best],
+                                          gain=total[0] / total[best])
 
 
 def zero_memory_figure(measured: dict, paper: dict, title: str = "ZeRO: bytes per parameter "
@@ -330,8 +438,10 @@ def zero_memory_figure(measured: dict, paper: dict, title: str = "ZeRO: bytes pe
 
 
 def zero_memory_summary(measured: dict, paper: dict) -> str:
-    return "; ".join(f"stage {s}: measured {sum(measured[s].values()):.2f} B/param, "
-                     f"paper {paper[s]:.2f}" for s in sorted(measured)) + "."
+    text = words(TEXT)
+    return text["zero_summary"].format(rows=text["join"].join(
+        text["zero_row"].format(stage=s, measured=sum(measured[s].values()), paper=paper[s])
+        for s in sorted(measured)))
 
 
 # ------------------------------------------------------------ widgets
@@ -343,8 +453,7 @@ def _rank_table_html(messages, world_size: int, model_time: float) -> str:
         count[m.src] += 1
     rows = "".join(f"<tr><td>{r}</td><td>{count[r]}</td><td>{sent[r]}</td></tr>"
                    for r in range(world_size))
-    return ("<table><tr><th>rank</th><th>messages sent</th><th>bytes sent</th></tr>"
-            f"{rows}</table><p>model time: {model_time * 1e6:.1f} µs</p>")
+    return words(TEXT)["rank_table"].format(rows=rows, us=model_time * 1e6)
 
 
 def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
@@ -358,10 +467,12 @@ def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
 
     from chapters.distributed import ALL_REDUCE_ALGORITHMS, all_reduce, run_simulated
 
+    text = words(TEXT)
     algorithm = widgets.Dropdown(options=ALL_REDUCE_ALGORITHMS, value="ring",
-                                 description="algorithm")
-    ranks = widgets.SelectionSlider(options=list(world_sizes), value=4, description="ranks")
-    size = widgets.IntSlider(value=14, min=6, max=24, description="log2 bytes")
+                                 description=text["algorithm"])
+    ranks = widgets.SelectionSlider(options=list(world_sizes), value=4,
+                                    description=text["ranks_widget"])
+    size = widgets.IntSlider(value=14, min=6, max=24, description=text["log2_bytes"])
     summary = widgets.HTML()
     table = widgets.HTML()
 
@@ -373,8 +484,10 @@ def collective_explorer(world_sizes=(2, 3, 4, 5, 6, 8), alpha: float = 1e-5,
             all_reduce(g, np.ones(n_floats, np.float32), algorithm=algorithm.value)
 
         _, world = run_simulated(program, ranks.value, alpha=alpha, beta=beta)
-        title = f"{algorithm.value} all-reduce of {4 * n_floats} bytes on {ranks.value} ranks"
-        summary.value = f"<b>{title}</b>: {messages_summary(world.messages, ranks.value)}"
+        title = text["explorer_title"].format(algorithm=algorithm.value, nbytes=4 * n_floats,
+                                              ranks=ranks.value)
+        summary.value = (f"<b>{title}</b>{text['colon']}"
+                         f"{messages_summary(world.messages, ranks.value)}")
         table.value = _rank_table_html(world.messages, ranks.value, world.makespan())
 
     for w in (algorithm, ranks, size):
@@ -388,7 +501,8 @@ def ring_stepper(p: int = 4):
     drawing (Graphviz SVG, inline) and its text summary follow the slider."""
     import ipywidgets as widgets
 
-    step = widgets.IntSlider(value=0, min=0, max=2 * (p - 1), description="step")
+    step = widgets.IntSlider(value=0, min=0, max=2 * (p - 1),
+                             description=words(TEXT)["step_widget"])
     summary = widgets.HTML()
     picture = widgets.HTML()
 
@@ -446,9 +560,11 @@ def schedule_explorer(p: int = 4):
 
     from chapters.distributed.pipeline import SCHEDULES, peak_in_flight
 
-    schedule = widgets.Dropdown(options=list(SCHEDULES), value="1f1b", description="schedule")
-    stages = widgets.IntSlider(value=p, min=2, max=8, description="stages")
-    micro = widgets.IntSlider(value=8, min=1, max=32, description="micro-batches")
+    text = words(TEXT)
+    schedule = widgets.Dropdown(options=list(SCHEDULES), value="1f1b",
+                                description=text["schedule"])
+    stages = widgets.IntSlider(value=p, min=2, max=8, description=text["stages"])
+    micro = widgets.IntSlider(value=8, min=1, max=32, description=text["micro_batches"])
     summary = widgets.HTML()
 
     def redraw(*_):
@@ -457,7 +573,7 @@ def schedule_explorer(p: int = 4):
         intervals = schedule_timeline(actions)
         peaks = [peak_in_flight(stage_actions) for stage_actions in actions]
         summary.value = (pipeline_summary(intervals, s_count, m, schedule.value)
-                         + f" Activations held at most, per stage: {peaks}.")
+                         + text["peaks"].format(peaks=peaks))
 
     for w in (schedule, stages, micro):
         w.observe(redraw, names="value")

@@ -15,20 +15,35 @@ import html
 
 import ipywidgets as widgets
 
+from vizkit.strings import check_table, words
+
 from .graphviz_views import GraphDrawing, to_dot
 
 RAN, NOW, LIVE = "#cfd8dc", "#ffb74d", "#a5d6a7"
 
+TEXT = check_table({
+    "en": {"step_text": ("step {step}/{steps}: ran {name} = {op}({args}); {count} intermediate "
+                         "value(s) alive ({kib:.1f} KiB): {live}"),
+           "none": "none", "list": ", ", "slider": "step",
+           "ran": "ran", "now": "running now", "alive": "alive in memory"},
+    "zh": {"step_text": ("第 {step}/{steps} 步：执行了 {name} = {op}({args})；内存中存活 {count} 个"
+                         "中间值（{kib:.1f} KiB）：{live}"),
+           "none": "无", "list": "、", "slider": "执行步",
+           "ran": "已执行", "now": "正在执行", "alive": "仍在内存中"},
+})
+
 
 def step_text(plan, step: int) -> str:
+    """Step ``step`` (0-based) in words: the node that ran and the values alive after it."""
+    text = words(TEXT)
     node = plan.order[step]
     args = ", ".join(i.name for i in node.inputs)
     live = plan.live_after(step)
     nbytes = sum(n.meta.nbytes for n in plan.order if n.name in set(live)
                  and getattr(n, "meta", None) is not None)
-    return (f"step {step + 1}/{len(plan.order)}: ran {node.name} = {node.op}({args}); "
-            f"{len(live)} intermediate value(s) alive ({nbytes / 1024:.1f} KiB): "
-            f"{', '.join(live) or 'none'}")
+    return text["step_text"].format(step=step + 1, steps=len(plan.order), name=node.name,
+                                    op=node.op, args=args, count=len(live), kib=nbytes / 1024,
+                                    live=text["list"].join(live) or text["none"])
 
 
 def step_colours(plan, step: int) -> dict[str, str]:
@@ -40,7 +55,9 @@ def step_colours(plan, step: int) -> dict[str, str]:
 
 def execution_stepper(graph, plan, **dot_options) -> widgets.VBox:
     """A slider over ``plan.order``; moving it redraws ``graph`` and the text."""
-    slider = widgets.IntSlider(value=0, min=0, max=len(plan.order) - 1, description="step",
+    text = words(TEXT)
+    slider = widgets.IntSlider(value=0, min=0, max=len(plan.order) - 1,
+                               description=text["slider"],
                                continuous_update=False)
     picture = widgets.HTML()
     caption = widgets.HTML()
@@ -55,8 +72,8 @@ def execution_stepper(graph, plan, **dot_options) -> widgets.VBox:
 
     slider.observe(redraw, names="value")
     redraw()
-    legend = widgets.HTML(f"<small><span style='background:{RAN}'>&nbsp;ran&nbsp;</span> "
-                          f"<span style='background:{NOW}'>&nbsp;running now&nbsp;</span> "
-                          f"<span style='background:{LIVE}'>&nbsp;alive in memory&nbsp;</span>"
-                          "</small>")
+    legend = widgets.HTML(f"<small><span style='background:{RAN}'>&nbsp;{text['ran']}&nbsp;"
+                          f"</span> <span style='background:{NOW}'>&nbsp;{text['now']}&nbsp;"
+                          f"</span> <span style='background:{LIVE}'>&nbsp;{text['alive']}"
+                          "&nbsp;</span></small>")
     return widgets.VBox([slider, legend, caption, picture])

@@ -14,6 +14,9 @@ A plotly figure is displayed as one output holding two representations:
   exports this one; the static site (``tools/build_site.py``) puts
   ``plotly.min.js`` next to its pages and loads it in every page's head, so the
   exported figures draw offline.
+
+Figures speak the course's current language (:mod:`vizkit.language`): in
+Chinese the summary's label is Chinese and plotly draws with a CJK font.
 """
 
 from __future__ import annotations
@@ -22,7 +25,17 @@ import json
 
 from IPython.display import Markdown, display
 
+from vizkit.language import language
+from vizkit.strings import CJK_FONT, check_table, words
+
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+
+# The Chinese label keeps its full-width colon outside the emphasis: Markdown does not
+# close a `*` that sits between punctuation and a CJK character.
+TEXT = check_table({
+    "en": {"summary": "*Figure summary:* {summary}", "untitled": "untitled"},
+    "zh": {"summary": "*图示说明*：{summary}", "untitled": "无标题"},
+})
 
 
 def _is_plotly(figure) -> bool:
@@ -30,15 +43,18 @@ def _is_plotly(figure) -> bool:
 
 
 def plotly_bundle(figure) -> dict:
-    """The mimebundle for a plotly figure: JSON for JupyterLab, HTML for nbconvert."""
+    """The mimebundle for a plotly figure: JSON for JupyterLab, HTML for nbconvert
+    (a copy drawn with :data:`~vizkit.strings.CJK_FONT` when the course speaks Chinese)."""
     import plotly.io as pio
 
+    if language() == "zh":
+        figure = type(figure)(figure).update_layout(font_family=CJK_FONT)
     spec = json.loads(pio.to_json(figure, validate=False))
     spec["config"] = {"responsive": True, "displaylogo": False}
     height = figure.layout.height or 420
     page = pio.to_html(figure, full_html=False, include_plotlyjs=False,
                        config=spec["config"], default_height=f"{height}px")
-    title = figure.layout.title.text or "untitled"
+    title = figure.layout.title.text or words(TEXT)["untitled"]
     return {PLOTLY_MIMETYPE: spec, "text/html": page, "text/plain": f"<plotly figure: {title}>"}
 
 
@@ -49,4 +65,4 @@ def show(figure, summary: str) -> None:
         display(plotly_bundle(figure), raw=True)
     else:
         display(figure)
-    display(Markdown(f"*Figure summary:* {summary}"))
+    display(Markdown(words(TEXT)["summary"].format(summary=summary)))

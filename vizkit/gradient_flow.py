@@ -28,13 +28,52 @@ from contextlib import contextmanager
 import numpy as np
 
 from chapters.torchcheck import to_numpy
+from vizkit.strings import check_table, words
 
-METRICS = {
-    "grad_norm": "gradient norm ||g||",
-    "grad_mean_abs": "mean |g|",
-    "grad_max_abs": "max |g|",
-    "update_ratio": "update:data ratio ||Δp|| / ||p||",
-}
+METRICS = ("grad_norm", "grad_mean_abs", "grad_max_abs", "update_ratio")
+"""The numbers :func:`layer_statistics` gives per parameter and step, in plotting order."""
+
+TEXT = check_table({
+    "en": {
+        "metrics": {"grad_norm": "gradient norm ||g||", "grad_mean_abs": "mean |g|",
+                    "grad_max_abs": "max |g|",
+                    "update_ratio": "update:data ratio ||Δp|| / ||p||"},
+        "flow_title": "Gradient flow", "step": "step", "step_hover": "step %{x}",
+        "layer_row": "{name}: ||g|| {first:.2g} -> {last:.2g}, median update ratio {ratio:.1e}",
+        "flow_summary": "{steps} steps; {rows}.", "join": "; ",
+        "input_grad": "||dL/dh|| (layer input)", "weight_grad": "||dL/dW|| (layer weight)",
+        "layer_hover": "layer %{x}", "layer_axis": "layer (1 = closest to the input)",
+        "norm_axis": "gradient norm",
+        "verdicts": {"vanishing": "vanishing", "exploding": "exploding", "stable": "stable"},
+        "vanishing": ("The gradient reaching layer {depth}'s input has norm {last:.2g}; at layer "
+                      "1 it is {first:.2g}, a factor {ratio:.2g} ({verdict}). Weight-gradient "
+                      "norms go from {last_weight:.2g} (last layer) to {first_weight:.2g} "
+                      "(first)."),
+        "demo_title": "{depth} layers, {activation}, init scale {init_scale:.2f}",
+        "residual": ", residual", "layernorm": ", LayerNorm",
+        "controls": {"depth": "depth", "activation": "activation", "init_scale": "init scale",
+                     "residual": "residual", "normalization": "LayerNorm"},
+    },
+    "zh": {
+        "metrics": {"grad_norm": "梯度范数 ||g||", "grad_mean_abs": "|g| 的均值",
+                    "grad_max_abs": "|g| 的最大值",
+                    "update_ratio": "更新量与参数之比 ||Δp|| / ||p||"},
+        "flow_title": "梯度流", "step": "训练步", "step_hover": "第 %{x} 步",
+        "layer_row": "{name}：||g|| 从 {first:.2g} 变为 {last:.2g}，更新比中位数 {ratio:.1e}",
+        "flow_summary": "共 {steps} 步；{rows}。", "join": "；",
+        "input_grad": "||dL/dh||（该层输入）", "weight_grad": "||dL/dW||（该层权重）",
+        "layer_hover": "第 %{x} 层", "layer_axis": "层（1 = 最靠近输入）",
+        "norm_axis": "梯度范数",
+        "verdicts": {"vanishing": "梯度消失", "exploding": "梯度爆炸", "stable": "稳定"},
+        "vanishing": ("到达第 {depth} 层输入的梯度范数为 {last:.2g}；到第 1 层时为 {first:.2g}，"
+                      "相差 {ratio:.2g} 倍（{verdict}）。权重梯度的范数从 {last_weight:.2g}"
+                      "（最后一层）变为 {first_weight:.2g}（第一层）。"),
+        "demo_title": "{depth} 层，{activation}，初始化缩放 {init_scale:.2f}",
+        "residual": "，残差连接", "layernorm": "，LayerNorm",
+        "controls": {"depth": "深度", "activation": "激活函数", "init_scale": "初始化缩放",
+                     "residual": "残差连接", "normalization": "LayerNorm"},
+    },
+})
 
 
 def layer_statistics(name: str, data, grad, data_after=None) -> dict:
@@ -105,17 +144,19 @@ def series(rows: list[dict], metric: str) -> dict[str, tuple[list[int], list[flo
     return out
 
 
-def gradient_flow_figure(rows: list[dict], metrics=tuple(METRICS), title: str = "Gradient flow"):
+def gradient_flow_figure(rows: list[dict], metrics=METRICS, title: str | None = None):
     """One panel per metric (log y), one line per layer, hover: layer, shape, value."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
+    text = words(TEXT)
+    labels = text["metrics"]
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise ValueError(f"unknown metrics {unknown}; choose from {list(METRICS)}")
     columns = 2 if len(metrics) > 1 else 1
     rows_n = -(-len(metrics) // columns)
-    fig = make_subplots(rows=rows_n, cols=columns, subplot_titles=[METRICS[m] for m in metrics])
+    fig = make_subplots(rows=rows_n, cols=columns, subplot_titles=[labels[m] for m in metrics])
     shapes = {row["name"]: row["shape"] for row in rows}
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                "#7f7f7f", "#bcbd22", "#17becf"]
@@ -125,25 +166,27 @@ def gradient_flow_figure(rows: list[dict], metrics=tuple(METRICS), title: str = 
                 x=steps, y=values, mode="lines", name=name, legendgroup=name,
                 showlegend=k == 0, line={"color": palette[j % len(palette)]},
                 customdata=[[name, str(shapes[name])]] * len(steps),
-                hovertemplate="%{customdata[0]} %{customdata[1]}<br>step %{x}<br>"
-                              + METRICS[metric] + " = %{y:.3g}<extra></extra>"),
+                hovertemplate="%{customdata[0]} %{customdata[1]}<br>" + text["step_hover"]
+                              + "<br>" + labels[metric] + " = %{y:.3g}<extra></extra>"),
                 row=k // columns + 1, col=k % columns + 1)
         fig.update_yaxes(type="log", row=k // columns + 1, col=k % columns + 1)
-        fig.update_xaxes(title_text="step", row=k // columns + 1, col=k % columns + 1)
-    fig.update_layout(title=title, height=300 * rows_n + 80, margin={"t": 70, "b": 40})
+        fig.update_xaxes(title_text=text["step"], row=k // columns + 1, col=k % columns + 1)
+    fig.update_layout(title=title or text["flow_title"], height=300 * rows_n + 80,
+                      margin={"t": 70, "b": 40})
     return fig
 
 
 def summarize(rows: list[dict]) -> str:
     """A text summary of a recording: per layer, the first and last gradient norm
     and the median update:data ratio."""
+    text = words(TEXT)
     parts = []
     norms, ratios = series(rows, "grad_norm"), series(rows, "update_ratio")
     for name, (_, values) in norms.items():
-        median_ratio = float(np.nanmedian(ratios[name][1]))
-        parts.append(f"{name}: ||g|| {values[0]:.2g} -> {values[-1]:.2g}, "
-                     f"median update ratio {median_ratio:.1e}")
-    return f"{len(set(r['step'] for r in rows))} steps; " + "; ".join(parts) + "."
+        parts.append(text["layer_row"].format(name=name, first=values[0], last=values[-1],
+                                              ratio=float(np.nanmedian(ratios[name][1]))))
+    return text["flow_summary"].format(steps=len(set(r["step"] for r in rows)),
+                                       rows=text["join"].join(parts))
 
 
 # ------------------------------------------------------ vanishing / exploding
@@ -199,15 +242,17 @@ def vanishing_gradients_figure(rows: list[dict], title: str):
     """Bars: ``||dL/dh||`` reaching each layer's input; line: ``||dL/dW||`` (log y)."""
     import plotly.graph_objects as go
 
+    text = words(TEXT)
     layers = [r["layer"] for r in rows]
     fig = go.Figure([
-        go.Bar(x=layers, y=[r["input_grad_norm"] for r in rows], name="||dL/dh|| (layer input)",
-               hovertemplate="layer %{x}<br>||dL/dh|| = %{y:.3g}<extra></extra>"),
+        go.Bar(x=layers, y=[r["input_grad_norm"] for r in rows], name=text["input_grad"],
+               hovertemplate=text["layer_hover"] + "<br>||dL/dh|| = %{y:.3g}<extra></extra>"),
         go.Scatter(x=layers, y=[r["weight_grad_norm"] for r in rows], mode="lines+markers",
-                   name="||dL/dW|| (layer weight)",
-                   hovertemplate="layer %{x}<br>||dL/dW|| = %{y:.3g}<extra></extra>")])
-    fig.update_layout(title=title, height=360, xaxis_title="layer (1 = closest to the input)",
-                      yaxis_title="gradient norm", yaxis_type="log", margin={"t": 50, "b": 40},
+                   name=text["weight_grad"],
+                   hovertemplate=text["layer_hover"]
+                                 + "<br>||dL/dW|| = %{y:.3g}<extra></extra>")])
+    fig.update_layout(title=title, height=360, xaxis_title=text["layer_axis"],
+                      yaxis_title=text["norm_axis"], yaxis_type="log", margin={"t": 50, "b": 40},
                       legend={"orientation": "h", "y": -0.25})
     return fig
 
@@ -217,10 +262,10 @@ def describe_vanishing(rows: list[dict]) -> str:
     first, last = rows[0]["input_grad_norm"], rows[-1]["input_grad_norm"]
     ratio = first / last if last > 0 else math.inf
     verdict = ("vanishing" if ratio < 1e-2 else "exploding" if ratio > 1e2 else "stable")
-    return (f"The gradient reaching layer {len(rows)}'s input has norm {last:.2g}; at layer 1 "
-            f"it is {first:.2g}, a factor {ratio:.2g} ({verdict}). Weight-gradient norms go "
-            f"from {rows[-1]['weight_grad_norm']:.2g} (last layer) to "
-            f"{rows[0]['weight_grad_norm']:.2g} (first).")
+    text = words(TEXT)
+    return text["vanishing"].format(
+        depth=len(rows), last=last, first=first, ratio=ratio, verdict=text["verdicts"][verdict],
+        last_weight=rows[-1]["weight_grad_norm"], first_weight=rows[0]["weight_grad_norm"])
 
 
 def vanishing_gradients_demo(depth: int = 20):
@@ -230,14 +275,16 @@ def vanishing_gradients_demo(depth: int = 20):
 
     from vizkit.figures import show
 
+    text = words(TEXT)
+    label = text["controls"]
     controls = {
-        "depth": widgets.IntSlider(value=depth, min=2, max=60, description="depth"),
+        "depth": widgets.IntSlider(value=depth, min=2, max=60, description=label["depth"]),
         "activation": widgets.Dropdown(options=["sigmoid", "tanh", "relu"], value="tanh",
-                                       description="activation"),
+                                       description=label["activation"]),
         "init_scale": widgets.FloatLogSlider(value=1.0, base=2, min=-2, max=2, step=0.25,
-                                             description="init scale"),
-        "residual": widgets.Checkbox(value=False, description="residual"),
-        "normalization": widgets.Checkbox(value=False, description="LayerNorm"),
+                                             description=label["init_scale"]),
+        "residual": widgets.Checkbox(value=False, description=label["residual"]),
+        "normalization": widgets.Checkbox(value=False, description=label["normalization"]),
     }
 
     output = widgets.Output()
@@ -245,9 +292,9 @@ def vanishing_gradients_demo(depth: int = 20):
     def redraw(change=None) -> None:
         settings = {name: control.value for name, control in controls.items()}
         rows = deep_network_gradients(**settings)
-        title = (f"{settings['depth']} layers, {settings['activation']}, init scale "
-                 f"{settings['init_scale']:.2f}" + (", residual" if settings["residual"] else "")
-                 + (", LayerNorm" if settings["normalization"] else ""))
+        title = (text["demo_title"].format(**settings)
+                 + (text["residual"] if settings["residual"] else "")
+                 + (text["layernorm"] if settings["normalization"] else ""))
         if change is not None:
             output.clear_output(wait=True)
         with output:

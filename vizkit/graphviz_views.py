@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from .figures import show
+from .strings import check_table, words
 
 HIGHLIGHT = "#ffb74d"  # orange: the nodes a caption talks about
 INSTALL_HINT = (
@@ -90,11 +91,29 @@ def type_label(node) -> str:
     return f"{SHORT_DTYPES.get(dtype, dtype)}{list(meta.shape)}"
 
 
+SUMMARY_TEXT = check_table({
+    "en": {"mean_range": "mean {mean:.3g}, range [{low:.3g}, {high:.3g}]",
+           "input": "input {name} {type}", "highlighted": " [highlighted]", "output": " [output]",
+           "more": "; ... and {count} more nodes",
+           "head": "Graph of {ops} ops ({nodes} nodes incl. inputs and constants). ",
+           "join": "; ", "before": "before {name} (red: removed)",
+           "after": "after {name} (green: created)"},
+    "zh": {"mean_range": "均值 {mean:.3g}，范围 [{low:.3g}, {high:.3g}]",
+           "input": "输入 {name} {type}", "highlighted": " [高亮]", "output": " [输出]",
+           "more": "；……另有 {count} 个节点",
+           "head": "计算图共有 {ops} 个算子（{nodes} 个节点，含输入与常量）。",
+           "join": "；", "before": "{name} 之前（红色：被删除）",
+           "after": "{name} 之后（绿色：新建）"},
+})
+
+
 def value_label(value) -> str:
+    """A value in a few characters: all of it up to 4 elements, else its mean and range."""
     array = np.asarray(value)
     if array.size <= 4:
         return np.array2string(array, precision=3, separator=", ")
-    return f"mean {array.mean():.3g}, range [{array.min():.3g}, {array.max():.3g}]"
+    return words(SUMMARY_TEXT)["mean_range"].format(mean=array.mean(), low=array.min(),
+                                                    high=array.max())
 
 
 def escape(text: str) -> str:
@@ -296,9 +315,12 @@ class GraphDrawing:
 # ----------------------------------------------------------------- summaries
 
 
+
+
 def summarize(source, *, highlight: Iterable[str] = (), values=None, limit: int = 40) -> str:
     """A plain-text node list: what the drawing shows, for readers who cannot
     see it. Long graphs are cut after ``limit`` nodes (with a count)."""
+    words_ = words(SUMMARY_TEXT)
     nodes = collect(roots_of(source))
     outputs = {id(o) for o in output_nodes(source)}
     marked = set(highlight)
@@ -306,7 +328,7 @@ def summarize(source, *, highlight: Iterable[str] = (), values=None, limit: int 
     parts = []
     for n in nodes[:limit]:
         if n.op == "placeholder":
-            text = f"input {n.name} {type_label(n)}"
+            text = words_["input"].format(name=n.name, type=type_label(n))
         elif n.op == "constant":
             continue
         else:
@@ -315,13 +337,13 @@ def summarize(source, *, highlight: Iterable[str] = (), values=None, limit: int 
         if values is not None and n.name in values:
             text += f" = {value_label(values[n.name])}"
         if n.name in marked:
-            text += " [highlighted]"
+            text += words_["highlighted"]
         if id(n) in outputs:
-            text += " [output]"
+            text += words_["output"]
         parts.append(text)
-    more = f"; ... and {len(nodes) - limit} more nodes" if len(nodes) > limit else ""
-    head = f"Graph of {len(ops)} ops ({len(nodes)} nodes incl. inputs and constants). "
-    return head + "; ".join(parts) + more
+    more = words_["more"].format(count=len(nodes) - limit) if len(nodes) > limit else ""
+    head = words_["head"].format(ops=len(ops), nodes=len(nodes))
+    return head + words_["join"].join(parts) + more
 
 
 def draw(source, summary: str | None = None, **options) -> GraphDrawing:
@@ -341,8 +363,9 @@ def draw_pass(before, after, report, **options) -> tuple[GraphDrawing, GraphDraw
     """Show a pass's effect: ``before`` with the nodes it removed in red, then
     ``after`` with the nodes it created in green. ``report`` has ``name``,
     ``removed`` and ``added`` (names), like ``chapters.graph.passes.PassReport``."""
+    text = words(SUMMARY_TEXT)
     first = draw(before, highlight={n: REMOVED for n in report.removed},
-                 title=f"before {report.name} (red: removed)", **options)
+                 title=text["before"].format(name=report.name), **options)
     second = draw(after, highlight={n: ADDED for n in report.added},
-                  title=f"after {report.name} (green: created)", **options)
+                  title=text["after"].format(name=report.name), **options)
     return first, second

@@ -13,15 +13,58 @@ import numpy as np
 import plotly.graph_objects as go
 
 from chapters.amp.formats import encode, get_format
+from vizkit.strings import check_table, words
 
 FIELD_COLOURS = {"sign": "#d62728", "exponent": "#1f77b4", "mantissa": "#2ca02c"}
 DEFAULT_FORMATS = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+TEXT = check_table({
+    "en": {
+        "fields": {"sign": "sign", "exponent": "exponent", "mantissa": "mantissa"},
+        "bit": "{format} bit {index}",
+        "stored": "{stored:.8g} ({kind}, rel. err {error:.1e})",
+        "layout_title": "Bit layout of {value!r} in each format",
+        "subnormal": "subnormal", "normal": "normal",
+        "range_hover": "max {max:.4g}, eps {eps:.3g}",
+        "range_title": "Dynamic range of each format (log2 of |x|)",
+        "line_title": "{count} {name} values in [{low:g}, {high:g}]", "value": "value",
+        "lines": {"smallest subnormal": "smallest subnormal", "smallest normal": "smallest normal",
+                  "max": "max"},
+        "count": "count", "hist_title": "Magnitudes against the {name} range",
+        "log2_scale": "log2 scale", "overflow": "overflow: step skipped, scale halved",
+        "scale_title": "Dynamic loss scale over training", "step": "step",
+        "log2_loss_scale": "log2 loss scale",
+        "table_head": ("<tr><th>format</th><th>bits (sign|exponent|mantissa)</th>"
+                       "<th>stored</th><th>kind</th><th>abs. error</th><th>rel. error</th></tr>"),
+        "not_a_number": "<b>{text!r} is not a number</b>",
+    },
+    "zh": {
+        "fields": {"sign": "符号位", "exponent": "指数位", "mantissa": "尾数位"},
+        "bit": "{format} 第 {index} 位",
+        "stored": "{stored:.8g}（{kind}，相对误差 {error:.1e}）",
+        "layout_title": "{value!r} 在各数值格式中的位布局",
+        "subnormal": "次正规数", "normal": "正规数",
+        "range_hover": "最大值 {max:.4g}，eps {eps:.3g}",
+        "range_title": "各数值格式的动态范围（|x| 取 log2）",
+        "line_title": "[{low:g}, {high:g}] 内的 {count} 个 {name} 可表示值", "value": "值",
+        "lines": {"smallest subnormal": "最小次正规数", "smallest normal": "最小正规数",
+                  "max": "最大值"},
+        "count": "计数", "hist_title": "数值大小与 {name} 的表示范围",
+        "log2_scale": "log2 缩放因子", "overflow": "溢出：跳过这一步，缩放因子减半",
+        "scale_title": "训练过程中的动态损失缩放", "step": "训练步",
+        "log2_loss_scale": "log2 损失缩放因子",
+        "table_head": ("<tr><th>格式</th><th>位（符号|指数|尾数）</th><th>存储值</th>"
+                       "<th>类别</th><th>绝对误差</th><th>相对误差</th></tr>"),
+        "not_a_number": "<b>{text!r} 不是一个数</b>",
+    },
+})
 
 
 def bit_layout_figure(value: float, formats=DEFAULT_FORMATS) -> go.Figure:
     """One row per format: every bit of ``value``'s encoding as a coloured cell
     (sign red, exponent blue, mantissa green) labelled 0/1, and the stored
     value with its relative rounding error at the end of the row."""
+    text = words(TEXT)
     fig = go.Figure()
     rows = [encode(value, name) for name in formats]
     for row, enc in enumerate(rows):
@@ -34,35 +77,38 @@ def bit_layout_figure(value: float, formats=DEFAULT_FORMATS) -> go.Figure:
             fig.add_trace(go.Scatter(
                 x=xs, y=[row] * len(xs), mode="markers+text", text=[bits[i] for i in xs],
                 marker={"symbol": "square", "size": 18, "color": FIELD_COLOURS[kind]},
-                textfont={"color": "white", "size": 10}, name=kind, legendgroup=kind,
-                showlegend=row == 0, hovertext=[f"{enc.format} bit {fmt.bits - 1 - i}"
-                                                for i in xs]))
+                textfont={"color": "white", "size": 10}, name=text["fields"][kind],
+                legendgroup=kind, showlegend=row == 0,
+                hovertext=[text["bit"].format(format=enc.format, index=fmt.bits - 1 - i)
+                           for i in xs]))
         fig.add_annotation(x=fmt.bits + 0.5, y=row, xanchor="left", showarrow=False,
-                           text=f"{enc.stored:.8g} ({enc.kind}, rel. err {enc.rel_error:.1e})")
+                           text=text["stored"].format(stored=enc.stored, kind=enc.kind,
+                                                      error=enc.rel_error))
     fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=[r.format for r in rows],
                      autorange="reversed")
     fig.update_xaxes(visible=False, range=[-1, 52])
-    fig.update_layout(title=f"Bit layout of {value!r} in each format", height=90 + 45 * len(rows),
-                      margin={"l": 110})
+    fig.update_layout(title=text["layout_title"].format(value=value),
+                      height=90 + 45 * len(rows), margin={"l": 110})
     return fig
 
 
 def range_figure(formats=DEFAULT_FORMATS) -> go.Figure:
     """Each format's dynamic range on a log2 axis: subnormal band (lighter)
     from the smallest subnormal to the smallest normal, normal band up to max."""
+    text = words(TEXT)
     fig = go.Figure()
     for name in formats:
         fmt = get_format(name)
         lo, mid, hi = (math.log2(fmt.smallest_subnormal), math.log2(fmt.smallest_normal),
                        math.log2(fmt.max))
         fig.add_trace(go.Bar(y=[name], x=[mid - lo], base=[lo], orientation="h",
-                             marker_color="#aec7e8", name="subnormal", legendgroup="sub",
+                             marker_color="#aec7e8", name=text["subnormal"], legendgroup="sub",
                              showlegend=name == formats[0]))
         fig.add_trace(go.Bar(y=[name], x=[hi - mid], base=[mid], orientation="h",
-                             marker_color="#1f77b4", name="normal", legendgroup="normal",
+                             marker_color="#1f77b4", name=text["normal"], legendgroup="normal",
                              showlegend=name == formats[0],
-                             hovertext=f"max {fmt.max:.4g}, eps {fmt.eps:.3g}"))
-    fig.update_layout(barmode="overlay", title="Dynamic range of each format (log2 of |x|)",
+                             hovertext=text["range_hover"].format(max=fmt.max, eps=fmt.eps)))
+    fig.update_layout(barmode="overlay", title=text["range_title"],
                       xaxis_title="log2 |x|", height=300)
     return fig
 
@@ -79,8 +125,10 @@ def number_line_figure(fmt, low: float, high: float, max_points: int = 4000) -> 
                                marker={"symbol": "line-ns-open", "size": 16},
                                name=fmt.name))
     fig.update_yaxes(visible=False)
-    fig.update_layout(title=f"{values.size} {fmt.name} values in [{low:g}, {high:g}]",
-                      xaxis_title="value", height=220)
+    text = words(TEXT)
+    fig.update_layout(title=text["line_title"].format(count=values.size, name=fmt.name,
+                                                      low=low, high=high),
+                      xaxis_title=text["value"], height=220)
     return fig
 
 
@@ -118,11 +166,13 @@ def histogram_vs_range(samples: dict[str, np.ndarray], fmt="float16",
                                    xbins={"size": 0.5}))
     lines = {"smallest subnormal": fmt.smallest_subnormal,
              "smallest normal": fmt.smallest_normal, "max": fmt.max}
+    text = words(TEXT)
     for label, value in lines.items():
         fig.add_vline(x=math.log2(value), line_dash="dash",
-                      annotation_text=f"{fmt.name} {label}", annotation_textangle=-90)
-    fig.update_layout(barmode="overlay", xaxis_title="log2 |value|", yaxis_title="count",
-                      title=title or f"Magnitudes against the {fmt.name} range", height=380)
+                      annotation_text=f"{fmt.name} {text['lines'][label]}",
+                      annotation_textangle=-90)
+    fig.update_layout(barmode="overlay", xaxis_title="log2 |value|", yaxis_title=text["count"],
+                      title=title or text["hist_title"].format(name=fmt.name), height=380)
     return fig
 
 
@@ -131,14 +181,15 @@ def loss_scale_timeline(scales, overflow_steps) -> go.Figure:
     scales = np.asarray(scales, dtype=np.float64)
     steps = np.arange(len(scales))
     overflow = np.asarray(sorted(overflow_steps), dtype=int)
-    fig = go.Figure(go.Scatter(x=steps, y=np.log2(scales), mode="lines", name="log2 scale",
+    text = words(TEXT)
+    fig = go.Figure(go.Scatter(x=steps, y=np.log2(scales), mode="lines", name=text["log2_scale"],
                                line_shape="hv"))
     if overflow.size:
         fig.add_trace(go.Scatter(x=overflow, y=np.log2(scales[overflow]), mode="markers",
                                  marker={"color": "red", "symbol": "x", "size": 9},
-                                 name="overflow: step skipped, scale halved"))
-    fig.update_layout(title="Dynamic loss scale over training", xaxis_title="step",
-                      yaxis_title="log2 loss scale", height=320)
+                                 name=text["overflow"]))
+    fig.update_layout(title=text["scale_title"], xaxis_title=text["step"],
+                      yaxis_title=text["log2_loss_scale"], height=320)
     return fig
 
 
@@ -148,7 +199,8 @@ def curves_figure(curves: dict[str, np.ndarray], title: str, yaxis_title: str,
     fig = go.Figure()
     for name, ys in curves.items():
         fig.add_trace(go.Scatter(y=np.asarray(ys, dtype=np.float64), mode="lines", name=name))
-    fig.update_layout(title=title, xaxis_title="step", yaxis_title=yaxis_title, height=360)
+    fig.update_layout(title=title, xaxis_title=words(TEXT)["step"], yaxis_title=yaxis_title,
+                      height=360)
     if log_y:
         fig.update_yaxes(type="log")
     return fig
@@ -162,9 +214,7 @@ def encoding_table_html(value: float, formats=DEFAULT_FORMATS) -> str:
         rows.append(f"<tr><td>{name}</td><td><code>{enc.bit_string}</code></td>"
                     f"<td>{enc.stored:.10g}</td><td>{enc.kind}</td>"
                     f"<td>{enc.abs_error:.3g}</td><td>{enc.rel_error:.3g}</td></tr>")
-    head = ("<tr><th>format</th><th>bits (sign|exponent|mantissa)</th><th>stored</th>"
-            "<th>kind</th><th>abs. error</th><th>rel. error</th></tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+    return f"<table>{words(TEXT)['table_head']}{''.join(rows)}</table>"
 
 
 def format_explorer(initial: float = 0.1, formats=DEFAULT_FORMATS):
@@ -172,7 +222,7 @@ def format_explorer(initial: float = 0.1, formats=DEFAULT_FORMATS):
     and rounding error in every format. Returns the ipywidgets box."""
     import ipywidgets as widgets
 
-    text = widgets.Text(value=repr(initial), description="value")
+    text = widgets.Text(value=repr(initial), description=words(TEXT)["value"])
     slider = widgets.FloatSlider(value=math.log10(abs(initial)) if initial else 0.0,
                                  min=-10, max=6, step=0.05, description="log10 |x|",
                                  continuous_update=False)
@@ -182,7 +232,7 @@ def format_explorer(initial: float = 0.1, formats=DEFAULT_FORMATS):
         try:
             value = float(value_text)
         except ValueError:
-            table.value = f"<b>{value_text!r} is not a number</b>"
+            table.value = words(TEXT)["not_a_number"].format(text=value_text)
             return
         table.value = encoding_table_html(value, formats)
 

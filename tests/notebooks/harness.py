@@ -9,11 +9,14 @@ and then read every output of the executed notebook.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from vizkit.language import language_of_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,11 +69,13 @@ def execute(path: Path, timeout: int = 300, save_to: Path | None = None):
     """Run ``path`` top to bottom; return (executed notebook, list of CellError).
 
     Outputs shown inside ``ipywidgets.Output`` land on the cell itself, so an
-    error raised while a widget draws its first state is caught too."""
+    error raised while a widget draws its first state is caught too. The kernel's
+    ``COURSE_LANG`` is the notebook's language ('zh' for chapters/zh/*.ipynb and
+    labs/*/source.zh.ipynb, else 'en'), so its figures speak it."""
     nb = nbformat.read(path, as_version=4)
     client = _OutputsInPlaceClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
+    client.execute(env={**os.environ, "COURSE_LANG": language_of_path(str(path)) or "en"})
     if save_to is not None:
         nbformat.write(nb, save_to)
     errors = []

@@ -168,3 +168,26 @@ def test_skip_markers_sit_on_the_scale_curve():
     assert marks == {"steps": [1], "scales": [4.0]}
     fig = scale_and_skips_figure({"engine": RUNS["drifted"]["engine"]}, "scale")
     assert list(fig.data[1].x) == [1] and fig.layout.title.text == "scale"
+
+
+def test_chinese_summaries_quote_the_same_findings(in_both_languages):
+    found = half_precision_findings(ADAM, SGD, MODES)
+    chinese = in_both_languages(lambda: half_precision_summary(found, MODES))[1]
+    assert "在第 1 步变成 NaN" in chinese and "60% 的权重更新被舍入掉" in chinese
+    assert "主权重" in chinese
+    fractions = {"float16": [1.0, 0.5, 0.0], "bfloat16": [1.0, 1.0, 0.5]}
+    thresholds = lost_update_thresholds([-12, -11.5, -11], fractions)
+    chinese = in_both_languages(lambda: lost_update_summary(thresholds))[1]
+    assert chinese.startswith("float16：更新量不超过权重的 2**-12 倍时，至少丢失 99% 的更新")
+    assert "在测量的每个比值上丢失都超过 1%" in chinese
+
+
+def test_chinese_diagram_legends_and_table_keep_the_code_names(in_both_languages):
+    english, chinese = in_both_languages(lambda: scaler_loop_diagram().source)
+    assert "unscale -> skip [label=\"inf / NaN\"]" in chinese and "跳过这一步" in chinese
+    assert "scaler.scale(loss)" in chinese and "Noto Sans CJK SC" in chinese
+    series = in_both_languages(lambda: overlay_series({"fp16": ([1.0, 0.5], [1.0, 0.6], None)}))
+    assert [s["name"] for s in series[1]] == ["PyTorch，fp16", "参考引擎，fp16"]
+    assert [s["y"] for s in series[1]] == [s["y"] for s in series[0]]
+    rows = in_both_languages(lambda: runs_table(RUNS).splitlines())
+    assert "最终损失，参考引擎" in rows[1][0] and rows[1][2:] == rows[0][2:]

@@ -44,6 +44,18 @@ def test_speedup_text_divides_forward_by_reverse():
     assert figs.speedup_text([(2, 0.4, 0.1), (8, 1.6, 0.2)]) == "n=2: 4x, n=8: 8x"
 
 
+def test_chinese_legends_and_speedups_name_the_same_lines(in_both_languages):
+    english, chinese = in_both_languages(lambda: figs.speedup_text([(2, 0.4, 0.1), (8, 1.6, 0.2)]))
+    assert chinese == "n=2：4x，n=8：8x"
+    steps, fd, ad = [1e-1, 1e-2], {"float64": [1e-3, 1e-5]}, {"float64": 0.0}
+    english, chinese = in_both_languages(lambda: figs.derivative_error_series(steps, fd, ad))
+    assert [s.name for s in chinese] == ["中心差分，float64", "自动微分（参考引擎），float64"]
+    assert [s.y for s in chinese] == [s.y for s in english]
+    forward, reverse = in_both_languages(
+        lambda: figs.forward_reverse_series([(2, 0.4, 0.1)]))[1]
+    assert "前向模式" in forward.name and "反向模式" in reverse.name
+
+
 def test_memory_series_are_megabytes_per_iteration_and_torch_is_dashed():
     ours, theirs = figs.memory_series({"engine: total += loss": [2_000_000, 4_000_000],
                                        "torch: total += loss": [1_000_000, 1_500_000]})

@@ -118,3 +118,24 @@ def test_every_value_names_the_missing_intermediate():
     del named["e"]
     with pytest.raises(ValueError, match="MulBackward0.*not in named="):
         av.backward_graph(named["L"], named, every_value=True)
+
+
+@pytest.mark.parametrize("lib", list(LIBS))
+def test_chinese_summary_counts_the_same_backward_functions(lib, in_both_languages):
+    x = LIBS[lib](np.array([1.0, 2.0], np.float32))
+    english, chinese = in_both_languages(lambda: av.describe((x * x).sum()))
+    assert chinese.startswith("标量张量的反向计算图：2 个反向函数")
+    assert "叶子梯度累加器（AccumulateGrad）" in chinese
+    chinese = in_both_languages(lambda: av.describe(x * x))[1]
+    assert chinese.startswith("形状为 [2] 的张量的反向计算图")
+
+
+def test_chinese_side_by_side_titles_and_value_summaries(in_both_languages):
+    x = LIBS["engine"](np.array([1.0, 2.0], np.float32))
+    y = LIBS["torch"](np.array([1.0, 2.0], np.float32))
+    english, chinese = in_both_languages(lambda: av.side_by_side((x * x).sum(),
+                                                                  (y * y).sum()).summary)
+    assert chinese.startswith("课程的参考引擎：标量张量的反向计算图")
+    assert " | PyTorch：标量张量的反向计算图" in chinese
+    english, chinese = in_both_languages(lambda: av.summarize_values(np.arange(10.0)))
+    assert chinese == "均值 4.5，标准差 2.87"

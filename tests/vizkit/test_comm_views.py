@@ -168,3 +168,49 @@ def test_schedule_explorer_follows_its_sliders():
     micro.value = 2
     stages.value = 2
     assert "idle 33.3% of the time" in summary.value
+
+
+def test_chinese_summaries_state_the_same_numbers_with_the_glossary_terms(in_both_languages):
+    world = _ring_world(4)
+    chinese = in_both_languages(lambda: cv.messages_summary(world.messages, 4))[1]
+    assert "共 24 条消息" in chinese and "rank 3：6 条消息 / 72 B" in chinese
+    chinese = in_both_languages(lambda: cv.ring_summary(4, 4))[1]
+    assert "all-gather 阶段" in chinese and "环形 all-reduce" in chinese
+    events = [_Event(0, 1024, 0.0, 0.5, 1.0), _Event(1, 1024, 1.5, 1.5, 4.0)]
+    chinese = in_both_languages(lambda: cv.bucket_summary(events, backward=(0.0, 4.0)))[1]
+    assert "共 2 个桶" in chinese and "2 个 all-reduce 中有 1 个" in chinese
+    assert "17% 与反向传播的计算重叠" in chinese
+    chinese = in_both_languages(
+        lambda: cv.scaling_summary([1, 2, 4], [4e-3, 2e-3, 1e-3], [0.0, 1e-3, 2.5e-3]))[1]
+    assert "最快的一步出现在 2 个 rank 时（比 1 个 rank 快 1.33x）" in chinese
+    measured = {1: {"parameters": 2, "gradients": 2, "optimizer state": 3}}
+    chinese = in_both_languages(lambda: cv.zero_memory_summary(measured, {1: 7}))[1]
+    assert chinese == "阶段 1：实测 7.00 B/参数，论文公式 7.00。"
+
+
+def test_chinese_pipeline_and_bucket_figures_label_rows_and_legends(in_both_languages):
+    from chapters.distributed.pipeline import Interval
+
+    intervals = [Interval(0, "F", 0, 0.0, 1.0), Interval(1, "F", 0, 1.0, 2.0),
+                 Interval(1, "B", 0, 2.0, 4.0), Interval(0, "B", 0, 4.0, 6.0)]
+    english, chinese = in_both_languages(lambda: cv.pipeline_figure(intervals, 2))
+    assert [t.name for t in chinese.data] == ["前向", "反向", "气泡（空闲）"]
+    assert chinese.data[0].y[0] == "阶段 0" and chinese.layout.title.text == "流水线调度"
+    assert [list(t.x) for t in chinese.data] == [list(t.x) for t in english.data]
+    summary = in_both_languages(lambda: cv.pipeline_summary(intervals, 2, 1, "GPipe"))[1]
+    assert "2 个阶段，1 个微批次" in summary and "气泡" in summary
+    events = [_Event(0, 1024, 0.0, 0.5, 1.0)]
+    chinese = in_both_languages(lambda: cv.bucket_figure(events, names=[["0.weight"]]))[1]
+    assert chinese.data[0].y[0] == "桶 0（1 KiB: 0.weight）"
+
+
+def test_chinese_widgets_label_their_controls_and_report_the_same_traffic(chinese):
+    box = cv.collective_explorer()
+    algorithm, ranks, size = box.children[0].children
+    assert (algorithm.description, ranks.description) == ("算法", "rank 数")
+    assert "ring all-reduce：16384 字节，4 个 rank" in box.children[1].value
+    assert "共 24 条消息" in box.children[1].value
+    assert "<td>3</td><td>6</td><td>24576</td>" in box.children[2].value
+    assert "发送的字节数" in box.children[2].value
+    summary = cv.schedule_explorer(2).children[1].value
+    assert "2 个阶段，8 个微批次" in summary and "每个阶段最多同时保存的激活" in summary

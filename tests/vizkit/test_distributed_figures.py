@@ -105,3 +105,36 @@ def test_figures_draw_every_series():
     assert len(df.bubble_figure(4, [1], [0.75]).data) == 2
     assert df.traffic_heatmap(np.eye(2), "t").data[0].z.shape == (2, 2)
     assert df.compression_figure({"a": (0.5, 2048)}, 40).data[0].y == (2.0,)
+
+
+def test_chinese_summaries_keep_every_number_and_use_the_glossary(in_both_languages):
+    chinese = in_both_languages(
+        lambda: df.training_state_summary({"1 B": 1e9, "7 B": 7e9}, 80, 1e15))[1]
+    assert "1 B：16 GB" in chinese and "从 7 B 起（112 GB）" in chinese and "优化器状态" in chinese
+    series = df.traffic_series([100, 150], [400, 600], [300, 450], nbytes=200)
+    chinese = in_both_languages(lambda: df.traffic_summary([2, 3], series, [1e-5, 3e-5]))[1]
+    assert "p=3: 0.75 n" in chinese and "2(p-1) alpha" in chinese
+    chinese = in_both_languages(lambda: df.tp_dp_summary(1024, 4, 2048))[1]
+    assert "张量并行" in chinese and "数据并行" in chinese and "约 8 个样本" not in chinese
+    assert "大约在 8 个样本处相交" in chinese
+    chinese = in_both_languages(
+        lambda: df.bubble_summary(4, [1, 5], [0.8, 0.4], [1.0, 2.0, 1.0, 1.0]))[1]
+    assert "m=5：理论 0.38，实测 0.40" in chinese and "阶段 1：2.00 ms" in chinese
+    assert "气泡" in chinese and "微批次" in chinese
+    matrix = df.traffic_matrix([_Message(0, 1, 1024)], 3)
+    chinese = in_both_languages(lambda: df.traffic_matrix_summary(matrix))[1]
+    assert chinese == "通信矩阵（KiB）：0->1: 1.0。从不通信的 rank 对：0-2，1-2。"
+    chinese = in_both_languages(lambda: df.compression_summary({"a": (0.5, 2048)}))[1]
+    assert chinese == "a：2.0 KiB，最终损失 0.5。"
+
+
+def test_chinese_figures_translate_legends_but_not_the_numbers(in_both_languages):
+    english, chinese = in_both_languages(
+        lambda: df.training_state_figure({"1 B": 1e9, "7 B": 7e9}, 80))
+    assert [t.name for t in chinese.data] == ["fp16 权重", "fp16 梯度",
+                                              "fp32 主权重 + Adam 的 m、v"]
+    assert [list(t.y) for t in chinese.data] == [list(t.y) for t in english.data]
+    assert "训练状态" in chinese.layout.title.text
+    chinese = in_both_languages(lambda: df.bubble_figure(4, [1, 5], [0.8, 0.4]))[1]
+    assert chinese.layout.title.text == "气泡占比，4 个阶段"
+    assert chinese.data[1].name == "实测（1F1B，真实计算）"

@@ -19,3 +19,27 @@ def test_plotly_bundle_has_json_for_jupyterlab_and_html_for_the_site():
     assert len(page) < 20_000, "plotly.js must not be embedded in each output"
     assert "cdn.plot.ly" not in page
     assert bundle["text/plain"] == "<plotly figure: squares>"
+
+
+def test_chinese_figures_get_a_cjk_font_and_a_chinese_summary_label(chinese, monkeypatch):
+    import vizkit.figures as figures
+
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[2.0, 3.0]))
+    spec = plotly_bundle(fig)[PLOTLY_MIMETYPE]
+    assert "Noto Sans CJK SC" in spec["layout"]["font"]["family"]
+    assert fig.layout.font.family is None, "the caller's figure is left as it was"
+    shown = []
+    monkeypatch.setattr(figures, "display", lambda obj, **kw: shown.append(obj))
+    figures.show(fig, "共 3 个节点")
+    assert shown[-1].data == "*图示说明*：共 3 个节点"
+
+
+def test_english_figures_keep_plotly_fonts_and_the_english_label(monkeypatch):
+    import vizkit.figures as figures
+
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[2.0, 3.0]))
+    assert "font" not in plotly_bundle(fig)[PLOTLY_MIMETYPE]["layout"]
+    shown = []
+    monkeypatch.setattr(figures, "display", lambda obj, **kw: shown.append(obj))
+    figures.show(fig, "3 nodes")
+    assert shown[-1].data == "*Figure summary:* 3 nodes"

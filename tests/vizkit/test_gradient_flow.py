@@ -123,3 +123,18 @@ def test_moving_a_control_recomputes_with_the_new_setting(monkeypatch):
     assert [s["depth"] for s in seen] == [4, 7, 7, 7]
     assert seen[-1] == {"depth": 7, "activation": "relu", "init_scale": 1.0, "residual": True,
                         "normalization": False}
+
+
+def test_chinese_summaries_and_panels_state_the_same_numbers(in_both_languages):
+    rows = [{"step": s, **gf.layer_statistics(name, np.ones((2, 3)), np.full((2, 3), 0.1 * s + 1),
+                                              np.ones((2, 3)) * 1.01)}
+            for s in range(3) for name in ("fc1.weight", "fc2.weight")]
+    english, chinese = in_both_languages(lambda: gf.summarize(rows))
+    assert chinese.startswith("共 3 步；fc1.weight：||g|| 从 2.4 变为 2.9")
+    english_fig, chinese_fig = in_both_languages(lambda: gf.gradient_flow_figure(rows))
+    titles = [a.text for a in chinese_fig.layout.annotations]
+    assert titles[0] == "梯度范数 ||g||" and chinese_fig.layout.title.text == "梯度流"
+    assert [list(t.y) for t in chinese_fig.data] == [list(t.y) for t in english_fig.data]
+    deep = gf.deep_network_gradients(depth=8, activation="sigmoid", width=8, batch=4)
+    english, chinese = in_both_languages(lambda: gf.describe_vanishing(deep))
+    assert "梯度消失" in chinese and "到达第 8 层输入的梯度范数" in chinese

@@ -38,3 +38,12 @@ def test_summary_names_every_variant_at_both_ends():
     text = overhead_summary(SIZES, ROWS, LABELS)
     assert "8 elements: the slow one 10 µs (IQR 9 µs–12 µs)" in text
     assert "4096 elements:" in text and "the fast one 5 µs (IQR 4 µs–5.5 µs)" in text
+
+
+def test_chinese_summary_and_axes_keep_every_timing(in_both_languages):
+    english, chinese = in_both_languages(lambda: overhead_summary(SIZES, ROWS, LABELS))
+    assert "8 个元素：the slow one 10 µs (IQR 9 µs–12 µs)" in chinese
+    assert "中位数" in chinese and "四分位距" in chinese
+    fig = in_both_languages(lambda: overhead_figure(SIZES, ROWS, LABELS))[1]
+    assert fig.layout.xaxis.title.text == "元素个数" and "中位数" in fig.layout.title.text
+    assert list(fig.data[0].y) == pytest.approx([10, 40])

@@ -8,7 +8,7 @@ import pytest
 from chapters.graph import plan_memory, run, trace
 from tests.system_deps import require_dot
 from vizkit import graphviz_views as gv
-from vizkit.execution_stepper import execution_stepper
+from vizkit.execution_stepper import execution_stepper, step_text
 from vizkit.memory_views import live_buffer_figure, live_buffer_summary
 
 
@@ -120,6 +120,35 @@ def test_live_buffer_figure_matches_the_plan():
     assert len(bars) == len(plan.intervals)
     assert {t.y[0] for t in bars} == {f"buffer {b}" for b in plan.buffer_of.values()}
     assert f"{len(plan.buffer_bytes)} buffers" in live_buffer_summary(plan)
+
+
+def test_graph_summary_in_chinese_lists_the_same_nodes(in_both_languages):
+    graph = trace(mlp, *ARGS)
+    english, chinese = in_both_languages(lambda: gv.summarize(graph, highlight=["x"]))
+    ops = english.split(" ops ")[0].removeprefix("Graph of ")
+    assert chinese.startswith(f"计算图共有 {ops} 个算子")
+    assert "输入 x f32[4, 3] [高亮]" in chinese and "[输出]" in chinese
+    english, chinese = in_both_languages(lambda: gv.value_label(np.arange(10.0)))
+    assert english == "mean 4.5, range [0, 9]" and chinese == "均值 4.5，范围 [0, 9]"
+
+
+def test_stepper_text_in_chinese_names_the_same_node_and_bytes(in_both_languages):
+    plan = plan_memory(trace(mlp, *ARGS))
+    english, chinese = in_both_languages(lambda: step_text(plan, 1))
+    node = plan.order[1]
+    assert chinese.startswith(f"第 2/{len(plan.order)} 步：执行了 {node.name} = {node.op}(")
+    assert "中间值" in chinese
+    box = in_both_languages(lambda: execution_stepper(trace(mlp, *ARGS), plan))[1]
+    assert box.children[0].description == "执行步" and "正在执行" in box.children[1].value
+
+
+def test_live_buffer_summary_in_chinese_states_the_same_plan(in_both_languages):
+    plan = plan_memory(trace(mlp, *ARGS))
+    english, chinese = in_both_languages(lambda: live_buffer_summary(plan))
+    assert f"共用 {len(plan.buffer_bytes)} 个缓冲区" in chinese and "内存规划" in chinese
+    figure = in_both_languages(lambda: live_buffer_figure(plan))[1]
+    assert {t.y[0] for t in figure.data if t.type == "bar"} == {
+        f"缓冲区 {b}" for b in plan.buffer_of.values()}
 
 
 def test_dead_nodes_a_graph_still_holds_are_drawn():

@@ -30,3 +30,16 @@ def test_summary_states_the_numbers_of_the_figure():
     text = working_set_summary(USES)
     assert "planned: 2 KiB persistent + 1 KiB per call = 3 KiB (0.75x eager)" in text
     assert "eager: 0 KiB persistent + 4 KiB per call = 4 KiB (1.00x eager)" in text
+
+
+def test_chinese_summary_uses_the_glossary_terms_and_the_same_numbers(in_both_languages):
+    english, chinese = in_both_languages(lambda: working_set_summary(USES))
+    assert "常驻 2 KiB + 每次调用 1 KiB = 3 KiB（eager 的 0.75x）" in chinese
+    assert "工作集" in chinese and "persistent" not in chinese
+
+
+def test_chinese_figure_labels_its_bars_in_chinese(in_both_languages):
+    english, chinese = in_both_languages(lambda: working_set_figure(USES))
+    assert [t.name for t in chinese.data] == ["常驻（只分配一次）", "每次调用"]
+    assert "工作集" in chinese.layout.title.text
+    assert [list(t.y) for t in chinese.data] == [list(t.y) for t in english.data]

@@ -64,3 +64,19 @@ def test_explorer_updates_its_table_when_the_value_changes():
     assert "0|01111|0000000000" in table.value
     text.value = "abc"
     assert "not a number" in table.value
+
+
+def test_chinese_figures_name_the_fields_and_keep_the_bits(in_both_languages):
+    english, chinese = in_both_languages(
+        lambda: nf.bit_layout_figure(-1.5, formats=("float16",)))
+    assert [t.name for t in chinese.data] == ["符号位", "指数位", "尾数位"]
+    assert [t.text for t in chinese.data] == [t.text for t in english.data]
+    assert chinese.layout.annotations[0].text == "-1.5（normal，相对误差 0.0e+00）"
+    assert "位布局" in chinese.layout.title.text
+    chinese = in_both_languages(lambda: nf.loss_scale_timeline([4.0, 8.0, 4.0], [2]))[1]
+    assert chinese.data[1].name == "溢出：跳过这一步，缩放因子减半"
+    assert "损失缩放" in chinese.layout.title.text
+    chinese = in_both_languages(lambda: nf.range_figure(("float16",)))[1]
+    assert "动态范围" in chinese.layout.title.text and chinese.data[0].name == "次正规数"
+    table = in_both_languages(lambda: nf.encoding_table_html(0.1, ("float16",)))[1]
+    assert "<th>相对误差</th>" in table and "0|01011|1001100110" in table
