@@ -23,8 +23,10 @@ cases are all public).
 The report speaks the notebook's language (the tables in
 :mod:`autograder.messages`; hint tiers from the exercise's ``hints_zh``, the
 English ones where it has none). First match wins: the ``lang`` argument;
-:func:`set_language`; the notebook the kernel runs, whose path Jupyter puts in
-the ``JPY_SESSION_NAME`` environment variable, when its metadata names a
+the course's language choice (:mod:`chapters.language`: ``set_language``, the
+``COURSE_LANG`` environment variable, a notebook path in a ``zh`` folder or
+named ``*.zh.ipynb``), shared with the figures; the notebook the kernel runs,
+whose path Jupyter puts in the ``JPY_SESSION_NAME`` environment variable, when its metadata names a
 language (the Chinese chapters and lab sources carry ``course_edition.language``,
 a released notebook ``autograder.language``); ``./public_cases.json``'s
 ``language`` (the Chinese release writes ``"zh-CN"``); English.
@@ -45,6 +47,7 @@ import numpy as np
 
 import chapters
 import labs
+from chapters.language import chosen_language
 
 from . import codec
 from .compare import compare
@@ -249,17 +252,6 @@ def _namespace(namespace):
     return frame.f_globals if frame is not None else {}
 
 
-_chosen_language: str | None = None
-"""What :func:`set_language` chose (``None``: follow the notebook)."""
-
-
-def set_language(lang: str | None) -> None:
-    """Make every later ``check``/``check_all`` report in ``lang`` (``"zh"`` or ``"en"``);
-    ``None`` goes back to following the notebook."""
-    global _chosen_language
-    _chosen_language = None if lang is None else language_of(lang)
-
-
 def _language_tag(metadata: dict) -> str | None:
     """The language a notebook's or ``public_cases.json``'s metadata names, if any."""
     for holder in (metadata, metadata.get("autograder") or {},
@@ -315,7 +307,7 @@ def report_language(lang: str | None = None, namespace: dict | None = None) -> s
     """The language a report is shown in (see the module's docstring for the order)."""
     if lang is not None:
         return language_of(lang)
-    return (_chosen_language or _notebook_language(namespace or {})
+    return (chosen_language() or _notebook_language(namespace or {})
             or _public_cases_language() or "en")
 
 

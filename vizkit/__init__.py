@@ -3,8 +3,8 @@
 Engines never import vizkit; vizkit reads engine objects through small protocols.
 """
 
+from chapters.language import set_language
 from vizkit.claims import ClaimNotSupported, claim
-from vizkit.language import set_language
 from vizkit.source_view import show_source
 
 __all__ = ["ClaimNotSupported", "claim", "set_language", "show_source"]

@@ -15,7 +15,7 @@ A plotly figure is displayed as one output holding two representations:
   ``plotly.min.js`` next to its pages and loads it in every page's head, so the
   exported figures draw offline.
 
-Figures speak the course's current language (:mod:`vizkit.language`): in
+Figures speak the course's current language (:mod:`chapters.language`): in
 Chinese the summary's label is Chinese and plotly draws with a CJK font.
 """
 
@@ -25,7 +25,7 @@ import json
 
 from IPython.display import Markdown, display
 
-from vizkit.language import language
+from chapters.language import language
 from vizkit.strings import CJK_FONT, check_table, words
 
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"

@@ -2,14 +2,14 @@
 
 Each vizkit module keeps its own table, ``{"en": {key: text}, "zh": {key: text}}``,
 next to the code that uses it; :func:`words` picks the current language's half
-(see :mod:`vizkit.language`). Texts are ``str.format`` templates, so numbers are
+(see :mod:`chapters.language`). Texts are ``str.format`` templates, so numbers are
 formatted once, the same way, in both languages. Chinese terms follow
 ``chapters/zh/glossary.json``.
 """
 
 from __future__ import annotations
 
-from vizkit.language import LANGUAGES, language
+from chapters.language import LANGUAGES, language
 
 CJK_FONT = "Noto Sans CJK SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
 """Plotly font family for Chinese figures: the first installed CJK font draws them."""

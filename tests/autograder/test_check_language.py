@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.check import _installed_specs, report_html, run_check, set_language
+from autograder import set_language
+from autograder.check import _installed_specs, report_html, run_check
 from autograder.cli import main
 from autograder.messages import CHINESE, ENGLISH, language_of
 from autograder.release import public_cases
@@ -227,3 +228,17 @@ def test_a_misspelled_id_is_reported_in_the_reports_language():
         run_check("ch1_node_dpths", namespace={}, lang="zh")
     with pytest.raises(LookupError, match="check the spelling of the id"):
         run_check("ch1_node_dpths", namespace={})
+
+
+def test_figures_and_self_checks_share_one_language_choice(monkeypatch):
+    import vizkit
+    from autograder.check import report_language
+
+    assert set_language is vizkit.set_language
+    monkeypatch.setenv("COURSE_LANG", "zh")    # what `make lab LANG=zh` exports
+    assert report_language(namespace={}) == "zh"
+    set_language("en")
+    try:
+        assert report_language(namespace={}) == "en"
+    finally:
+        set_language(None)

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from vizkit.language import language_of_path
+from chapters.language import language_of_path
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from vizkit.language import set_language
+from chapters.language import set_language
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,11 @@
-"""vizkit.language: an explicit choice beats COURSE_LANG, which beats the notebook's path."""
+"""chapters.language: an explicit choice beats COURSE_LANG, which beats the notebook's path."""
 
 import subprocess
 import sys
 
 import pytest
 
-from vizkit.language import language, language_of_path, set_language
+from chapters.language import language, language_of_path, set_language
 
 
 def test_english_when_nothing_says_otherwise():
@@ -52,7 +52,7 @@ def test_unknown_languages_are_refused_with_the_choices(monkeypatch):
 
 
 def test_the_autograder_can_import_it_without_numerical_or_plotting_packages():
-    code = ("import sys, vizkit.language as l; l.language(); "
+    code = ("import sys, chapters.language as l; l.language(); "
             "print(sorted(m for m in ('numpy', 'plotly', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -67,7 +67,7 @@ def test_the_notebook_harness_runs_chinese_notebooks_in_chinese(tmp_path):
         (tmp_path / folder).mkdir()
         path = tmp_path / folder / "probe.ipynb"
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-            "from vizkit.language import language\nprint(language())")])
+            "from chapters.language import language\nprint(language())")])
         nbformat.write(nb, path)
         executed, errors = execute(path, timeout=60)
         assert not errors

@@ -13,8 +13,11 @@ figure cannot be told its language by the cell that draws it; it asks
    name ending in ``.zh.ipynb`` means Chinese;
 4. otherwise English.
 
-This module imports nothing but the standard library, so the autograder can
-ask it without loading plotting or numerical packages.
+One choice for the whole course: vizkit's figures and the autograder's
+in-notebook checker both ask this module (the checker adds what only it can
+see: a released notebook's metadata and its ``public_cases.json``). It imports
+nothing but the standard library, so the autograder can ask it without loading
+plotting or numerical packages.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def _checked(value: str, where: str) -> str:
 
 
 def set_language(value: str | None) -> None:
-    """Make every later figure speak ``value`` ('en' or 'zh'); ``None`` goes back
+    """Make every later figure and self-check speak ``value`` ('en' or 'zh'); ``None`` goes back
     to reading the environment and the notebook's path."""
     global _chosen
     _chosen = None if value is None else _checked(value, "set_language")
@@ -62,12 +65,18 @@ def _notebook_path() -> str | None:
     return shell.user_ns.get("__session__") if shell is not None else None
 
 
-def language() -> str:
-    """'en' or 'zh': an explicit choice, then ``COURSE_LANG``, then the notebook's path."""
+def chosen_language() -> str | None:
+    """An explicit choice, then ``COURSE_LANG``, then the notebook's path; ``None``
+    when none of them says anything."""
     if _chosen is not None:
         return _chosen
     from_env = os.environ.get(ENV_VAR, "").strip()
     if from_env:
         return _checked(from_env, f"environment variable {ENV_VAR}")
     path = _notebook_path()
-    return (path and language_of_path(path)) or "en"
+    return (path and language_of_path(path)) or None
+
+
+def language() -> str:
+    """'en' or 'zh': :func:`chosen_language`, or English when nothing is chosen."""
+    return chosen_language() or "en"
