@@ -114,16 +114,17 @@ CHINESE = Edition(
                      '里打开 notebook（<code>make lab LANG=zh</code>），补全上面的函数，再运行'
                      '这个单元格。下面的输出是对尚未改动的初始代码的检查结果。]</em></p>'),
     title="深入深度学习训练框架",
-    intro="""计算图（computational graph）、自动微分（automatic differentiation）、分布式训练
-（distributed training）和混合精度（mixed precision）：每一部分都配有一个用 NumPy 从零写成、
-与 PyTorch 逐项对照的小型参考引擎，最后在一个训练循环里把四者串起来。这些页面是执行过的
-notebook，不开 Jupyter 服务器也能阅读：图表可以交互，滑块则需要运行中的内核
-（<code>make lab LANG=zh</code>）。""",
+    # no line breaks inside Chinese text: a browser would show each as a space
+    intro=("计算图（computational graph）、自动微分（automatic differentiation）、分布式训练"
+           "（distributed training）和混合精度（mixed precision）：每一部分都配有一个用 NumPy "
+           "从零写成、与 PyTorch 逐项对照的小型参考引擎，最后在一个训练循环里把四者串起来。"
+           "这些页面是执行过的 notebook，不开 Jupyter 服务器也能阅读：图表可以交互，滑块则需要"
+           "运行中的内核（<code>make lab LANG=zh</code>）。"),
     chapters_heading="章节", labs_heading="实验",
-    labs_intro="实验要在 JupyterLab 里做（<code>make lab LANG=zh</code>），每个练习都配有自测。",
+    labs_intro=("实验要在 JupyterLab 里做（<code>make lab LANG=zh</code>），每个练习都配有自测。"
+                "每个实验后面的命令生成它的中文学生版，写到 <code>build/release/zh/</code> 下。"),
     lab_item=("<code>labs/{lab}/source.zh.ipynb</code>（学生版："
-              "<code>python -m autograder release {lab} --lang zh</code>，"
-              "生成在 <code>build/release/zh/{lab}/</code>）"))
+              "<code>python -m autograder release {lab} --lang zh</code>）"))
 
 EDITIONS = (ENGLISH, CHINESE)
 
@@ -239,6 +240,7 @@ def index_page(entries: list[tuple[str, str]], edition: Edition = ENGLISH,
 <title>{edition.title}</title>
 {alternate_links("index.html", edition, others)}<style>body {{ font-family: system-ui, sans-serif;
 max-width: 46em; margin: 3em auto; line-height: 1.5; padding: 0 1em; }} li {{ margin: .4em 0; }}
+code {{ white-space: nowrap; }}
 .language-switch {{ text-align: right; font-size: 90%; }}</style></head>
 <body>
 {switch}
