@@ -2,7 +2,7 @@
 English and in Chinese.
 
     python tools/build_site.py                      # all chapters -> build/site/
-    python tools/build_site.py --out DIR chapters/00_start_here.ipynb
+    python tools/build_site.py --out DIR chapters/00_start_here.ipynb   # one chapter, both editions
 
 Layout. The English pages sit at the site's top (``index.html``,
 ``00_start_here.html``, ...) as they always have, so existing links keep
