@@ -18,7 +18,7 @@ help:
 	@echo "make test   - set up .venv and run the whole test suite"
 	@echo "make bench  - print engine-vs-PyTorch ratios (bench/)"
 	@echo "make grade-demo - grade every lab's bundled sample submissions, print the table"
-	@echo "make site   - export the executed chapters as offline HTML to build/site/"
+	@echo "make site   - export the executed chapters as offline HTML to build/site/ (中文版: build/site/zh/)"
 	@echo "make clean  - remove build outputs (keeps .venv)"
 
 setup: $(STAMP) system-deps
