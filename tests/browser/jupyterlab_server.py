@@ -126,9 +126,14 @@ def running_jupyterlab(root: Path, scratch: Path, startup_timeout: float = 90):
         _wait_until_up(f"{base}/api/status?token={token}", process, log, startup_timeout)
         yield LabServer(base, token, log)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+        stop(process)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Terminate a server process, and kill it if it has not exited within 15 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=15)

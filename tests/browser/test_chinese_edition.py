@@ -27,7 +27,7 @@ from tests.notebooks.harness import ROOT
 from tests.system_deps import missing
 
 from . import lab_page as lab
-from .jupyterlab_server import _wait_until_up, _write_settings, free_port, project_python
+from .jupyterlab_server import _wait_until_up, _write_settings, free_port, project_python, stop
 
 pytestmark = pytest.mark.browser
 
@@ -139,9 +139,4 @@ def test_make_lab_lang_zh_opens_the_chinese_edition_in_the_chinese_interface(chr
         assert {"编辑", "设置"} <= set(menus), f"the menu bar is not in Chinese: {menus}"
     finally:
         context.close()
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=15)
+        stop(server)

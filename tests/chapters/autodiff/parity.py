@@ -83,3 +83,15 @@ def check_both(fn, arrays, tol: Tol = FLOAT32, **kwargs) -> Both:
             continue
         assert_close(ge, gt, rtol=tol.grad_rtol, atol=tol.grad_atol, what=f"gradient of input {i}")
     return both
+
+
+def raises_like_torch(fn, arrays) -> BaseException:
+    """``fn(lib, *tensors)`` raises in torch; the engine must raise an exception of
+    torch's type (ours may be a subclass, e.g. ShapeError(RuntimeError)) whose
+    message says what to do. Returns the engine's exception."""
+    with pytest.raises(Exception) as expected:
+        fn(torch, *(torch.from_numpy(a) for a in arrays))
+    with pytest.raises(expected.type) as ours:
+        fn(ad, *(ad.tensor(a) for a in arrays))
+    assert len(str(ours.value)) > 20, "the message should say what to do"
+    return ours.value

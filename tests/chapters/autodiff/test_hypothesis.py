@@ -19,6 +19,10 @@ BINARY = {
     "maximum": lambda lib, F, a, b: lib.maximum(a, b),
     "minimum": lambda lib, F, a, b: lib.minimum(a, b),
     "where": lambda lib, F, a, b: lib.where(a > 0, a, b),
+    "remainder": lambda L, F, a, b: a % (b * b + 0.5),
+    "fmod": lambda L, F, a, b: L.fmod(a, b * b + 0.5),
+    "copysign": lambda L, F, a, b: L.copysign(a, b),
+    "lerp": lambda L, F, a, b: L.lerp(a, b, 0.25),
 }
 
 UNARY = {
@@ -34,6 +38,12 @@ UNARY = {
     "gelu": lambda lib, F, x: F.gelu(x),
     "clamp": lambda lib, F, x: x.clamp(min=-0.5, max=0.5),
     "scalar_ops": lambda lib, F, x: 2 * x - 1.5 / (x * x + 1) + x**2,
+    "sin": lambda L, F, x: x.sin(),
+    "atan": lambda L, F, x: L.atan(x),
+    "log1p": lambda L, F, x: (x * x).log1p(),
+    "expm1": lambda L, F, x: x.expm1(),
+    "frac": lambda L, F, x: (x * 3).frac(),
+    "floor_plus_x": lambda L, F, x: x.floor() + x,
 }
 
 REDUCTIONS = {
@@ -103,3 +113,38 @@ def test_batched_matmul_broadcasts_like_torch(shapes, seed):
     a = _array(seed, shapes.input_shapes[0], True)
     b = _array(seed + 1, shapes.input_shapes[1], False)
     check_both(lambda lib, F, a, b: a @ b, [a, b], FLOAT64, seed=seed)
+
+
+ALONG_DIM = {
+    "cumsum": lambda L, F, x, d: x.cumsum(d),
+    "cumprod": lambda L, F, x, d: x.cumprod(d),
+    "cummax": lambda L, F, x, d: x.cummax(d).values,
+    "prod": lambda L, F, x, d: x.prod(d),
+    "flip": lambda L, F, x, d: x.flip(d),
+    "roll": lambda L, F, x, d: x.roll(2, d),
+    "sort": lambda L, F, x, d: x.sort(d, descending=True).values,
+    "topk": lambda L, F, x, d: x.topk(1, d).values,
+    "index_select": lambda L, F, x, d: x.index_select(d, L.tensor([0, 0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALONG_DIM))
+@SETTINGS
+@given(shape=array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=4),
+       data=st.data(), seed=st.integers(0, 2**16))
+def test_ops_along_every_dim_like_torch(name, shape, data, seed):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    fn = ALONG_DIM[name]
+    check_both(lambda L, F, x: fn(L, F, x, dim), [_array(seed, shape, True)], FLOAT64,
+               seed=seed)
+
+
+@SETTINGS
+@given(shapes=mutually_broadcastable_shapes(signature="(m,n),(n,p)->(m,p)", max_dims=2,
+                                            max_side=3),
+       seed=st.integers(0, 2**16))
+def test_einsum_with_ellipsis_broadcasts_like_matmul(shapes, seed):
+    a = _array(seed, shapes.input_shapes[0], True)
+    b = _array(seed + 1, shapes.input_shapes[1], False)
+    check_both(lambda L, F, a, b: L.einsum("...ij,...jk->...ik", a, b), [a, b], FLOAT64,
+               seed=seed)
