@@ -95,3 +95,9 @@ def raises_like_torch(fn, arrays) -> BaseException:
         fn(ad, *(ad.tensor(a) for a in arrays))
     assert len(str(ours.value)) > 20, "the message should say what to do"
     return ours.value
+
+
+def in_float64(arrays) -> list[np.ndarray]:
+    """The float32 arrays of a float32 case as float64 (for the float64 run of the same
+    case); integer and bool arrays are left as they are."""
+    return [a.astype(np.float64) if a.dtype == np.float32 else a for a in arrays]

@@ -10,7 +10,7 @@ import torch
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT64, Tol, check_both, raises_like_torch
+from .parity import FLOAT64, Tol, check_both, in_float64, raises_like_torch
 
 rng = np.random.default_rng(5)
 
@@ -72,7 +72,7 @@ def test_op_matches_torch_float32(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_matches_torch_float64(name):
     fn, arrays = CASES[name]
-    check_both(fn, [a.astype(np.float64) for a in arrays], FLOAT64)
+    check_both(fn, in_float64(arrays), FLOAT64)
 
 
 def test_integer_einsum_and_dot_match_torch():

@@ -13,7 +13,7 @@ import torch
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT32, FLOAT64, Tol, check_both, raises_like_torch
+from .parity import FLOAT32, FLOAT64, Tol, check_both, in_float64, raises_like_torch
 
 rng = np.random.default_rng(2024)
 
@@ -100,8 +100,7 @@ def test_op_matches_torch_float32(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_matches_torch_float64(name):
     fn, arrays = CASES[name]
-    check_both(fn, [a.astype(np.float64) if a.dtype == np.float32 else a for a in arrays],
-               FLOAT64)
+    check_both(fn, in_float64(arrays), FLOAT64)
 
 
 LOW = Tol(1e-2, 1e-2, 1e-2, 1e-2)

@@ -8,7 +8,7 @@ the GPU where one is present.
 import numpy as np
 import pytest
 
-from .parity import FLOAT32, FLOAT64, Tol, check_both, devices
+from .parity import FLOAT32, FLOAT64, Tol, check_both, devices, in_float64
 
 rng = np.random.default_rng(1234)
 
@@ -180,8 +180,7 @@ def test_op_matches_torch_float32(name, device):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_matches_torch_float64(name):
     fn, arrays = CASES[name]
-    arrays = [a.astype(np.float64) if a.dtype == np.float32 else a for a in arrays]
-    check_both(fn, arrays, FLOAT64)
+    check_both(fn, in_float64(arrays), FLOAT64)
 
 
 def test_dropout_mask_is_shared_by_forward_and_backward_and_scaled():

@@ -8,7 +8,7 @@ import pytest
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT32, FLOAT64, Tol, check_both
+from .parity import FLOAT32, FLOAT64, Tol, check_both, in_float64
 
 rng = np.random.default_rng(77)
 
@@ -71,7 +71,7 @@ def test_op_matches_torch_float32(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_matches_torch_float64(name):
     fn, arrays = CASES[name]
-    check_both(fn, [a.astype(np.float64) for a in arrays], FLOAT64)
+    check_both(fn, in_float64(arrays), FLOAT64)
 
 
 def ints(*shape):

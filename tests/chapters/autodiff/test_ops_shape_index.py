@@ -8,7 +8,7 @@ import pytest
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT32, FLOAT64, check_both, raises_like_torch
+from .parity import FLOAT32, FLOAT64, check_both, in_float64, raises_like_torch
 
 rng = np.random.default_rng(99)
 
@@ -105,8 +105,7 @@ def test_op_matches_torch_float32(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_matches_torch_float64(name):
     fn, arrays = CASES[name]
-    check_both(fn, [a.astype(np.float64) if a.dtype == np.float32 else a for a in arrays],
-               FLOAT64)
+    check_both(fn, in_float64(arrays), FLOAT64)
 
 
 TIES = np.array([[2, 1, 2, 0, 1], [3, 3, 3, -1, 3]])
