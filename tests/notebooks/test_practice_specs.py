@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.check import _installed_specs, run_check
+from autograder.check import _lab_specs, run_check
 from autograder.spec import load_lab
 
 from .harness import ROOT
@@ -34,8 +34,7 @@ def practice_ids() -> set[str]:
 
 
 def lab_ids() -> set[str]:
-    return {ex.id for spec in _installed_specs() if spec not in practice_specs()
-            for ex in spec.exercises}
+    return {ex.id for spec in _lab_specs() for ex in spec.exercises}
 
 
 def checked_ids(path: Path) -> list[str]:
