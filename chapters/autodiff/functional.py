@@ -163,9 +163,6 @@ def _batch_of_one(fn, input: Tensor, *args) -> Tensor:
 def _pool_attrs(op: str, kernel_size, stride, padding) -> dict:
     kernel, padding = pair(kernel_size), pair(padding)
     stride = kernel if stride is None or stride == [] else pair(stride)
-    if min(stride) < 1:
-        raise RuntimeError(f"{op}: the stride must be positive, got {stride} (torch: stride "
-                           "should not be zero)")
     if any(2 * p > k for k, p in zip(kernel, padding, strict=True)):
         raise RuntimeError(f"{op}: padding {padding} should be at most half of the kernel size "
                            f"{kernel}, so that no window lies in the padding alone")

@@ -33,6 +33,9 @@ ONE = (1, 1)
 def pool_geometry(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tuple,
                   dilation: tuple = ONE, ceil_mode: bool = False) -> tuple[tuple, tuple]:
     """(output size, extra bottom/right rows and columns) per spatial dim."""
+    if min(stride) < 1:
+        raise ShapeError(f"{op}: the stride must be positive, got {stride} (torch: stride "
+                         "should not be zero)")
     outs, extras = [], []
     for n, k, s, p, d in zip(size, kernel, stride, padding, dilation, strict=True):
         span = d * (k - 1) + 1
