@@ -37,7 +37,6 @@ from __future__ import annotations
 import functools
 import html
 import json
-import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ import numpy as np
 
 import chapters
 import labs
-from chapters.language import chosen_language
+from chapters.language import chosen_language, notebook_path
 
 from . import codec
 from .compare import compare
@@ -264,7 +263,7 @@ def _language_tag(metadata: dict) -> str | None:
 def _session_notebook(namespace: dict) -> Path | None:
     """The notebook this kernel runs, from the path Jupyter gives it (absolute, or
     relative to the server's root, so also tried next to the working directory)."""
-    name = namespace.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+    name = notebook_path(namespace)
     if not name or not str(name).endswith(".ipynb"):
         return None
     for path in (Path(name), Path.cwd() / Path(name).name):

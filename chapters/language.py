@@ -55,14 +55,18 @@ def language_of_path(path: str) -> str | None:
     return None
 
 
-def _notebook_path() -> str | None:
-    """The running notebook's path as the Jupyter server told the kernel, if it did."""
+def notebook_path(namespace: dict | None = None) -> str | None:
+    """The running notebook's path as the Jupyter server told the kernel, if it did:
+    ``JPY_SESSION_NAME``, else ``__session__`` in ``namespace`` (by default the
+    IPython user namespace, when there is a shell)."""
     path = os.environ.get("JPY_SESSION_NAME")
     if path:
         return path
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell.user_ns.get("__session__") if shell is not None else None
+    if namespace is None:
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+        namespace = shell.user_ns if shell is not None else {}
+    return namespace.get("__session__")
 
 
 def chosen_language() -> str | None:
@@ -73,7 +77,7 @@ def chosen_language() -> str | None:
     from_env = os.environ.get(ENV_VAR, "").strip()
     if from_env:
         return _checked(from_env, f"environment variable {ENV_VAR}")
-    path = _notebook_path()
+    path = notebook_path()
     return (path and language_of_path(path)) or None
 
 
