@@ -334,9 +334,10 @@ def distinct_texts(literals: list[Literal]) -> list[str]:
 
 
 def parsed_literal(text: str) -> ast.AST | None:
-    """The node of ``text`` when it is exactly one str literal or f-string, else None."""
+    """The node of ``text`` when it is exactly one str literal or f-string (pieces on
+    several lines included, as inside the call's parentheses), else None."""
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = ast.parse(f"(\n{text}\n)", mode="eval").body
     except SyntaxError:
         return None
     return node if is_text_literal(node) else None
@@ -555,7 +556,8 @@ def translated_notebook(english: Path):
         raise CatalogIncomplete(
             f"{catalog_path(english).relative_to(ROOT)} is not ready for a build:\n  "
             + "\n  ".join(map(str, problems))
-            + "\nRun `python tools/i18n.py status` to write stubs, translate them, then build.")
+            + "\nRun `python tools/i18n.py status` to write stubs, translate them (and fix the "
+            "entries said to be wrong), then build.")
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = rebased_links(joined(catalog["cells"][cell.id]["zh"]), english)

@@ -151,8 +151,7 @@ def test_each_translated_literal_keeps_its_kind_and_placeholders(english):
         for entry in entries:
             if entry.get("zh") is None:
                 continue
-            en = ast.parse(entry["en"].strip(), mode="eval").body
-            zh = ast.parse(entry["zh"].strip(), mode="eval").body
+            en, zh = (ast.parse(f"(\n{entry[side]}\n)", mode="eval").body for side in ("en", "zh"))
             fields = [ast.dump(v) for v in getattr(en, "values", [])
                       if isinstance(v, ast.FormattedValue)]
             zh_fields = [ast.dump(v) for v in getattr(zh, "values", [])
