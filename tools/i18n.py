@@ -343,6 +343,10 @@ def parsed_literal(text: str) -> ast.AST | None:
     return node if is_text_literal(node) else None
 
 
+def literal_kind(node: ast.AST) -> str:
+    return "an f-string" if isinstance(node, ast.JoinedStr) else "a plain string"
+
+
 def placeholders(node: ast.AST) -> list[str]:
     """An f-string's ``{...}`` placeholders, each written as a one-placeholder
     f-string (expression, conversion, format spec), sorted; [] for a plain string."""
@@ -361,10 +365,9 @@ def translation_faults(entry: dict) -> list[str]:
                 "as it should appear in the code)"]
     zh_node = parsed_literal(zh)
     faults = []
-    if isinstance(en, ast.JoinedStr) != isinstance(zh_node, ast.JoinedStr):
-        faults.append("zh is " + ("not " if isinstance(en, ast.JoinedStr) else "")
-                      + "an f-string while en is" + ("" if isinstance(en, ast.JoinedStr)
-                                                     else " not") + ": use the same kind")
+    if literal_kind(en) != literal_kind(zh_node):
+        faults.append(f"zh is {literal_kind(zh_node)} but en is {literal_kind(en)}: "
+                      "use en's kind")
     if placeholders(en) != placeholders(zh_node):
         faults.append(f"zh's placeholders {placeholders(zh_node)} differ from en's "
                       f"{placeholders(en)}: keep every {{...}} exactly, numbers come from them")
