@@ -1,11 +1,14 @@
 """The Chinese edition (tools/i18n.py) stays in step with the English notebooks:
-every markdown cell has a translation of its *current* English text, the
-committed Chinese notebooks are exactly what the build generates, both editions
-run the same code, links work from chapters/zh/, and the glossary's terms are
-used. The second half checks the machinery itself on altered copies."""
+every markdown cell and every display literal of a code cell has a translation
+of its *current* English text, the committed Chinese notebooks are exactly what
+the build generates, both editions run the same code (the Chinese code cells
+differ only in their display literals), links work from chapters/zh/, and the
+glossary's terms are used. The second half checks the machinery itself on
+altered copies and small made-up cells."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import hashlib
 import importlib.util
@@ -101,13 +104,62 @@ def test_committed_chinese_notebook_is_what_the_build_generates(english):
 
 
 @pytest.mark.parametrize("english", EDITIONS, ids=IDS)
-def test_both_editions_hold_the_same_code_cells(english):
+def test_both_editions_hold_the_same_code_cells_but_for_their_display_literals(english):
+    """Putting each en back for its zh in the committed Chinese cell gives the
+    English cell exactly: a Chinese code cell cannot drift from its English one."""
     chinese = nbformat.read(i18n.chinese_path(english), as_version=4)
-    en_cells = nbformat.read(english, as_version=4).cells
-    assert [(c.id, c.cell_type) for c in chinese.cells] == [(c.id, c.cell_type) for c in en_cells]
-    differ = [c.id for c, z in zip(en_cells, chinese.cells, strict=True)
-              if c.cell_type != "markdown" and (c.source, c.metadata) != (z.source, z.metadata)]
-    assert not differ, f"code or raw cells {differ} differ between the editions of {english.name}"
+    nb, catalog = english_and_catalog(english)
+    assert [(c.id, c.cell_type) for c in chinese.cells] == [(c.id, c.cell_type) for c in nb.cells]
+    strings = catalog.get("strings", {})
+    differ = []
+    for en, zh in zip(nb.cells, chinese.cells, strict=True):
+        if en.cell_type == "markdown":
+            continue
+        restored = (i18n.untranslated_code(zh.source, strings.get(en.id, []))
+                    if en.cell_type == "code" else zh.source)
+        if (restored, zh.metadata) != (en.source, en.metadata):
+            differ.append(en.id)
+    assert not differ, (f"code or raw cells {differ} of {english.name} differ between the "
+                        "editions by more than their translated display literals")
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_every_display_literal_has_a_finished_translation(english):
+    nb, catalog = english_and_catalog(english)
+    problems = [p for p in i18n.string_problems(nb, catalog, i18n.name_of(english))
+                if p.kind in ("literal missing", "literal todo")]
+    assert not problems, (
+        "\n".join(map(str, problems)) + "\nRun `python tools/i18n.py status` to write stubs, "
+        "fill their zh fields (Python literals), delete todo, then `build`.")
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_no_display_literal_translation_is_stale_orphaned_or_malformed(english):
+    nb, catalog = english_and_catalog(english)
+    problems = [p for p in i18n.string_problems(nb, catalog, i18n.name_of(english))
+                if p.kind in ("literal stale", "literal orphan", "literal malformed")]
+    assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_each_translated_literal_keeps_its_kind_and_placeholders(english):
+    """Independent of translation_faults: each zh parses as one literal of en's
+    kind, and its f-string placeholders are en's, read from the parsed trees."""
+    _, catalog = english_and_catalog(english)
+    wrong = []
+    for cell_id, entries in catalog.get("strings", {}).items():
+        for entry in entries:
+            if entry.get("zh") is None:
+                continue
+            en = ast.parse(entry["en"].strip(), mode="eval").body
+            zh = ast.parse(entry["zh"].strip(), mode="eval").body
+            fields = [ast.dump(v) for v in getattr(en, "values", [])
+                      if isinstance(v, ast.FormattedValue)]
+            zh_fields = [ast.dump(v) for v in getattr(zh, "values", [])
+                         if isinstance(v, ast.FormattedValue)]
+            if type(en) is not type(zh) or sorted(fields) != sorted(zh_fields):
+                wrong.append(f"cell {cell_id}: {entry['zh']}")
+    assert not wrong, "translations that changed kind or placeholders:\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize("english", EDITIONS, ids=IDS)
@@ -280,3 +332,124 @@ def test_bold_in_the_chinese_edition_renders(english):
                 at = html.index("**")
                 stray.append(f"{cell.id}: ...{html[max(at - 30, 0):at + 30]}...")
     assert not stray, "bold markers that do not close:\n" + "\n".join(stray)
+
+
+# --- display literals, on made-up cells -----------------------------------------------------
+
+CELL = """%env OMP_NUM_THREADS=1
+label = "Loss per step"
+claim(f"The loss fell by {drop:.1%} in {steps} steps", drop > 0.5, evidence)
+print("节点数", "nodes:", len(nodes), "-" * 40, f"{x:.2f}")
+ax.plot(xs, ys, label="Loss per step", color="tab:blue")
+check("graph_order")
+print("Two halves "
+      "of one sentence")
+"""
+SHOWN = ['f"The loss fell by {drop:.1%} in {steps} steps"', '"nodes:"', '"Loss per step"',
+         '"Two halves "\n      "of one sentence"']
+
+
+def test_display_literals_are_claims_prints_and_display_keywords_with_a_word():
+    literals = i18n.display_literals(CELL)
+    assert [literal.text for literal in literals] == SHOWN
+    assert all(CELL[literal.start:literal.end] == literal.text for literal in literals)
+    # the assignment's "Loss per step" is not displayed; the label's is, after its line's start
+    assert literals[2].start > CELL.index("ax.plot")
+
+
+def test_a_cell_that_is_not_python_has_no_display_literals():
+    assert i18n.display_literals("%%bash\necho 'Hello there'\nprint('not python') |") == []
+
+
+def finished(pairs):
+    return [{"en": en, "zh": zh} for en, zh in pairs]
+
+
+def test_translated_code_replaces_display_literals_in_place_and_reverses_exactly():
+    entries = finished([('"Loss per step"', '"每步的损失"'), ('"nodes:"', '"节点："'),
+                        ('"Two halves "\n      "of one sentence"', '"一句话的两半"')])
+    entries.append({"en": SHOWN[0], "zh": 'f"{steps} 步内损失下降了 {drop:.1%}"', "todo": True})
+    chinese = i18n.translated_code(CELL, entries)
+    assert chinese == CELL.replace(
+        'print("节点数", "nodes:"', 'print("节点数", "节点："').replace(
+        'label="Loss per step"', 'label="每步的损失"').replace(
+        '"Two halves "\n      "of one sentence"', '"一句话的两半"')
+    assert 'label = "Loss per step"' in chinese and "The loss fell" in chinese  # todo: English
+    assert i18n.untranslated_code(chinese, entries) == CELL
+
+
+@pytest.mark.parametrize("zh, keep, fault", [
+    ('f"{b:.2f} 中的 {a}"', False, None),
+    ('f"{a} 中的 {b}"', False, "placeholders"),
+    ('"{a} 中的 {b:.2f}"', False, "f-string"),
+    ('f"{a} of {b:.2f}"', False, "no Chinese"),
+    ('f"{a} of {b:.2f}"', True, None),
+    ('"未闭合', False, "not one Python string literal"),
+    ('print("中文")', False, "not one Python string literal"),
+])
+def test_a_translation_must_be_a_literal_of_the_same_kind_with_the_same_placeholders(
+        zh, keep, fault):
+    entry = {"en": 'f"{a} of {b:.2f}"', "zh": zh, **({"keep": True} if keep else {})}
+    faults = i18n.translation_faults(entry)
+    assert (faults == []) if fault is None else any(fault in f for f in faults), faults
+
+
+def notebook_of(*sources):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    return nb
+
+
+def test_status_stubs_a_new_and_a_changed_literal_marks_a_stale_one_and_drops_a_gone_cell():
+    nb = notebook_of('print("Old sentence here")\nprint("Kept sentence")', 'print("Removed text")')
+    changed, emptied = nb.cells
+    catalog = {"cells": {}, "strings": {
+        changed.id: finished([('"Old sentence here"', '"旧句子"'), ('"Kept sentence"', '"保留"')]),
+        emptied.id: finished([('"Removed text"', '"删掉的"')]),
+        "gone-cell": finished([('"Gone"', '"没了"')])}}
+    assert i18n.string_problems(nb, catalog, "x") == [i18n.Problem("x", "gone-cell",
+                                                                   "literal orphan", "")]
+    changed.source = ('print("New sentence here")\nprint("Kept sentence")\n'
+                      'print("Another sentence")')
+    emptied.source = "print(len(xs))"
+    stubbed = i18n.with_string_stubs(nb, copy.deepcopy(catalog))
+    assert stubbed["strings"][changed.id] == [
+        {"en": '"New sentence here"', "en_before": '"Old sentence here"', "zh": '"旧句子"',
+         "todo": True},
+        {"en": '"Kept sentence"', "zh": '"保留"'},
+        {"en": '"Another sentence"', "zh": None, "todo": True}]
+    assert stubbed["strings"][emptied.id][0]["stale"] and "gone-cell" not in stubbed["strings"]
+    assert [(p.cell_id, p.kind, p.english) for p in i18n.string_problems(nb, stubbed, "x")] == [
+        (changed.id, "literal todo", '"New sentence here"'),
+        (changed.id, "literal missing", '"Another sentence"'),
+        (emptied.id, "literal stale", '"Removed text"')]
+    entries = stubbed["strings"][changed.id]
+    entries[0].update(zh='"新句子"')
+    entries[2].update(zh='"又一句"')
+    for entry in entries:
+        entry.pop("todo", None)
+        entry.pop("en_before", None)
+    del stubbed["strings"][emptied.id]
+    assert i18n.string_problems(nb, stubbed, "x") == []
+
+
+def test_check_refuses_a_todo_literal_and_build_refuses_a_malformed_one(monkeypatch):
+    nb, catalog = start_here()
+    cell_id, entries = next(iter(catalog["strings"].items()))
+    entries[0]["todo"] = True
+    monkeypatch.setattr(i18n, "load_catalog", lambda english: catalog)
+    assert any(cell_id in r and "marked todo" in r
+               for r in i18n.out_of_date((i18n.name_of(START),)))
+    del entries[0]["todo"]
+    entries[0]["zh"] = entries[0]["en"] + " +"
+    with pytest.raises(i18n.CatalogIncomplete, match="not one Python string literal"):
+        i18n.translated_notebook(START)
+
+
+def test_the_glossary_check_reads_translated_literals():
+    nb = notebook_of('print(f"Gradient of {name}:", g)')
+    catalog = {"cells": {}, "strings": {nb.cells[0].id: finished([
+        ('f"Gradient of {name}:"', 'f"{name} 的导数："')])}}
+    glossary = {"terms": {"gradient": "梯度", "name": "名字"}, "exceptions": {}}
+    problems = i18n.glossary_problems(nb, catalog, "x", glossary)
+    assert len(problems) == 1 and "'gradient'" in problems[0]
