@@ -84,8 +84,8 @@ NOT_PROSE = re.compile(r"```.*?```|`[^`]*`|\$[^$]*\$|\]\([^)]*\)", re.DOTALL)
 # keyword arguments whose string a reader sees: figure titles, axis and widget labels, captions
 DISPLAY_KEYWORDS = frozenset({"title", "xlabel", "ylabel", "xaxis_title", "yaxis_title", "label",
                               "description", "caption", "text", "name"})
-# an IPython line the Python parser refuses: %magic, %%cell magic, !shell
-MAGIC_LINE = re.compile(r"^[ \t]*[%!].*$", re.MULTILINE)
+# the start of an IPython line the Python parser refuses: %magic, %%cell magic, !shell
+MAGIC_LINE = re.compile(r"[ \t]*[%!]")
 # what makes a literal text rather than a number, a separator or a format
 WORD = re.compile(r"[A-Za-z]{3,}")
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -240,10 +240,19 @@ class Literal:
     text: str
 
 
-def parseable(source: str) -> str:
-    """``source`` with each %magic and !shell line blanked to spaces of the same
-    length, so the parser accepts the cell and every offset stays where it was."""
-    return MAGIC_LINE.sub(lambda line: " " * len(line.group(0)), source)
+def parsed_cell(source: str) -> ast.Module | None:
+    """The syntax tree of a code cell, each %magic or !shell line the parser stops
+    at blanked to spaces of the same length (so every offset stays where it was);
+    None when the cell does not parse for any other reason."""
+    lines = source.split("\n")
+    while True:
+        try:
+            return ast.parse("\n".join(lines))
+        except SyntaxError as error:
+            at = (error.lineno or 0) - 1
+            if not 0 <= at < len(lines) or not MAGIC_LINE.match(lines[at]):
+                return None
+            lines[at] = " " * len(lines[at])
 
 
 def called_name(call: ast.Call) -> str | None:
@@ -307,17 +316,15 @@ def literal_slots(source: str) -> list[tuple[Literal, ast.AST]]:
     """Every str/f-string literal in a display position of the cell ``source``,
     whatever its text, with its node, in source order; [] when the cell does
     not parse as Python even with its magic lines blanked."""
-    text = parseable(source)
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = parsed_cell(source)
+    if tree is None:
         return []
-    line_starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    line_starts = [0] + [i + 1 for i, char in enumerate(source) if char == "\n"]
     found = {}
     for call in (node for node in ast.walk(tree) if isinstance(node, ast.Call)):
         for node in filter(is_text_literal, displayed_arguments(call)):
-            start = offset_in(text, line_starts, node.lineno, node.col_offset)
-            end = offset_in(text, line_starts, node.end_lineno, node.end_col_offset)
+            start = offset_in(source, line_starts, node.lineno, node.col_offset)
+            end = offset_in(source, line_starts, node.end_lineno, node.end_col_offset)
             found[start] = (Literal(start, end, source[start:end]), node)
     return [found[start] for start in sorted(found)]
 

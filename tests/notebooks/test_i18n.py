@@ -356,6 +356,14 @@ def test_display_literals_are_claims_prints_and_display_keywords_with_a_word():
     assert literals[2].start > CELL.index("ax.plot")
 
 
+def test_magic_lines_are_blanked_only_when_the_cell_needs_it():
+    """A line that starts with ``%`` inside brackets is Python (an operator), not a magic."""
+    cell = 'print("Steps left:", total\n      % period)'
+    assert [literal.text for literal in i18n.display_literals(cell)] == ['"Steps left:"']
+    assert [literal.text for literal in i18n.display_literals("%env A=1\n" + cell)] == [
+        '"Steps left:"']
+
+
 def test_a_cell_that_is_not_python_has_no_display_literals():
     assert i18n.display_literals("%%bash\necho 'Hello there'\nprint('not python') |") == []
 
