@@ -15,9 +15,10 @@ Layout. English is the source of truth. For every notebook listed in
   markdown cell and records the English text it translates, with its hash, so a
   change to the English cell makes the entry *stale* until a translator looks
   at it again. Under ``"strings"``, each code cell's id maps to a list of
-  ``{"en": ..., "zh": ...}`` entries, one per *display literal* of the cell
-  (below): ``en`` is the literal's exact source text, quotes and prefix
-  included, and ``zh`` the Python literal of the same kind that replaces it;
+  ``{"en": ..., "zh": ...}`` entries, one per distinct *display literal* of the
+  cell (below; a literal written twice in a cell has one entry): ``en`` is the
+  literal's exact source text, quotes and prefix included, and ``zh`` the
+  Python literal of the same kind that replaces it;
 * the generated notebook, ``chapters/zh/<name>.ipynb`` (for a lab:
   ``labs/<lab>/source.zh.ipynb``): the English notebook with each markdown cell
   replaced by its translation and, in each code cell, each display literal's
