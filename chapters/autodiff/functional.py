@@ -4,7 +4,8 @@ Some functions are single ops with their own derivative rule (``linear``,
 ``conv2d``, ``layer_norm``, ...); others are compositions, exactly as in
 PyTorch: ``cross_entropy`` is ``log_softmax`` followed by ``nll_loss``, and
 its gradient comes from theirs. Every function is one public op for the
-autocast hook, whatever it does inside.
+autocast hook, whatever it does inside (``pad``, as torch's, picks one of
+several by mode: :data:`PADDING_OPS`).
 """
 
 from __future__ import annotations
@@ -586,6 +587,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 
 def _padded(input: Tensor, pad: tuple, mode: str, value: float) -> Tensor:
+    """The one pad kernel, whichever mode (:mod:`.ops.pad`)."""
     return apply("pad", (input,), {"pad": pad, "mode": mode, "value": value})
 
 
