@@ -1,6 +1,9 @@
 """The CPU policy table against torch.autocast("cpu"), row by row, for torch
 functions beyond the engine's own ops: each row's policy predicts the dtype
-torch actually returns (derived by running torch, not by reading a list)."""
+torch actually returns (derived by running torch, not by reading a list).
+Each engine op's category, declared at its registration, against the casts
+torch.autocast("cpu") makes for the same call; and the text lists hold no
+engine op."""
 
 import pytest
 import torch
