@@ -26,49 +26,49 @@ running ``torch.autocast`` rather than trusting these tables.
 Names are torch's public Python names where the engine's hook uses them
 (``cross_entropy`` for torch's internal ``cross_entropy_loss``).
 
-The rows of the ops the engine defines (matmul, linear, conv2d, softmax, the
-losses, ...) are not listed below: each is declared where the op is
+The rows of the ops the engine defines (matmul, bmm, linear, conv2d, softmax,
+prod, the losses, ...) are not listed below: each is declared where the op is
 registered, ``public("matmul", autocast={...})`` in :mod:`chapters.autodiff`,
-and :func:`_table` merges them in (:data:`chapters.autodiff.dispatch.AUTOCAST`).
-The lists below are torch's rows for every other op.
+and :func:`_table` merges them in (:data:`chapters.autodiff.dispatch.AUTOCAST`);
+an engine op that declares nothing runs unchanged. The lists below are
+torch's rows for the ops the engine does not define, and :func:`_table`
+refuses a row for an engine op, also under its operator's name (``@`` is
+``__matmul__``, the engine's matmul).
+
+One known difference on CUDA: torch computes ``2 / x`` as
+``x.reciprocal() * 2`` (its ``__rtruediv__`` row), and reciprocal runs in
+float32 there; the engine's ``2 / x`` is its div op, which runs unchanged.
 """
 
 from __future__ import annotations
 
-import chapters.autodiff  # noqa: F401  (its public ops declare their categories on import)
-from chapters.autodiff.dispatch import AUTOCAST, FLOAT32, LOWER_PRECISION, PROMOTE
+from chapters.autodiff import Tensor  # its public ops declare their categories on import
+from chapters.autodiff.dispatch import AUTOCAST, FLOAT32, LOWER_PRECISION, PROMOTE, PUBLIC_OPS
 
 LOWER = LOWER_PRECISION
 
-_CUDA_LOWER = """__matmul__ addbmm addmm addmv addr baddbmm bmm chain_matmul multi_dot
-conv1d conv3d conv_transpose1d conv_transpose2d conv_transpose3d GRUCell LSTMCell mm mv
-prelu RNNCell scaled_dot_product_attention"""
+_CUDA_LOWER = """addbmm addmm addmv addr chain_matmul multi_dot conv3d conv_transpose1d
+conv_transpose3d GRUCell LSTMCell mm mv prelu RNNCell"""
 
-_CUDA_FLOAT32 = """__pow__ __rdiv__ __rpow__ __rtruediv__ acos asin
-binary_cross_entropy_with_logits cosh cosine_embedding_loss cdist cosine_similarity cumprod
-cumsum dist erfinv expm1 group_norm hinge_embedding_loss kl_div log10 log1p log2
-margin_ranking_loss multilabel_margin_loss multi_margin_loss norm normalize pdist
-poisson_nll_loss prod reciprocal sinh smooth_l1_loss soft_margin_loss softmin softplus
-renorm tan triplet_margin_loss"""
+_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss cdist cosine_similarity dist erfinv
+group_norm hinge_embedding_loss kl_div margin_ranking_loss multilabel_margin_loss
+multi_margin_loss norm normalize pdist poisson_nll_loss reciprocal sinh smooth_l1_loss
+soft_margin_loss softmin softplus renorm triplet_margin_loss"""
 
-_CUDA_PROMOTE = """addcdiv addcmul atan2 bilinear cross dot grid_sample index_put
-scatter_add tensordot"""
+_CUDA_PROMOTE = """addcdiv addcmul atan2 bilinear cross grid_sample index_put tensordot"""
 
-_CPU_LOWER = """conv1d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm _convolution
-__matmul__ conv_tbc mkldnn_rnn_layer conv_transpose1d conv_transpose2d conv_transpose3d
-prelu scaled_dot_product_attention _native_multi_head_attention"""
+_CPU_LOWER = """conv3d mm linalg_vecdot addmm addbmm _convolution conv_tbc mkldnn_rnn_layer
+conv_transpose1d conv_transpose3d prelu _native_multi_head_attention"""
 
-_CPU_FLOAT32 = """avg_pool3d binary_cross_entropy grid_sampler polar prod quantile
-nanquantile stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve
-inverse lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d
-adaptive_avg_pool3d reflection_pad1d reflection_pad2d replication_pad1d replication_pad2d
-replication_pad3d cosine_embedding_loss nll_loss2d hinge_embedding_loss poisson_nll_loss
-smooth_l1_loss huber_loss margin_ranking_loss soft_margin_loss triplet_margin_loss
-multi_margin_loss ctc_loss kl_div multilabel_margin_loss binary_cross_entropy_with_logits
-fft_fft fft_ifft fft_fft2 fft_ifft2 fft_fftn fft_ifftn fft_rfft fft_irfft fft_rfft2
-fft_irfft2 fft_rfftn fft_irfftn fft_hfft fft_ihfft linalg_cond linalg_matrix_rank
-linalg_solve linalg_cholesky linalg_svdvals linalg_eigvals linalg_eigvalsh linalg_inv
-linalg_householder_product linalg_tensorinv linalg_tensorsolve
+_CPU_FLOAT32 = """avg_pool3d grid_sampler polar quantile nanquantile stft cdist trace
+view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr ormqr
+pinverse max_pool3d max_unpool2d max_unpool3d adaptive_avg_pool3d cosine_embedding_loss
+nll_loss2d hinge_embedding_loss poisson_nll_loss smooth_l1_loss huber_loss
+margin_ranking_loss soft_margin_loss triplet_margin_loss multi_margin_loss ctc_loss kl_div
+multilabel_margin_loss fft_fft fft_ifft fft_fft2 fft_ifft2 fft_fftn fft_ifftn fft_rfft
+fft_irfft fft_rfft2 fft_irfft2 fft_rfftn fft_irfftn fft_hfft fft_ihfft linalg_cond
+linalg_matrix_rank linalg_solve linalg_cholesky linalg_svdvals linalg_eigvals
+linalg_eigvalsh linalg_inv linalg_householder_product linalg_tensorinv linalg_tensorsolve
 fake_quantize_per_tensor_affine geqrf _lu_with_info qr svd triangular_solve
 fractional_max_pool2d fractional_max_pool3d adaptive_max_pool3d
 multilabel_margin_loss_forward linalg_qr linalg_cholesky_ex linalg_svd linalg_eig
@@ -77,15 +77,29 @@ linalg_eigh linalg_lstsq linalg_inv_ex"""
 _CPU_PROMOTE = "index_copy"
 
 
+def engine_ops() -> dict[str, str]:
+    """Each name under which the engine defines an op -> that op's public name:
+    the public ops of :mod:`chapters.autodiff`, and the Tensor operators that
+    run them (``__matmul__`` -> ``matmul``)."""
+    ops = {name: name for name, module in PUBLIC_OPS.items()
+           if module.startswith("chapters.autodiff")}
+    ops.update({attr: fn.op_name for attr, fn in vars(Tensor).items() if hasattr(fn, "op_name")})
+    return ops
+
+
 def _table(device: str, lower: str, float32: str, promote: str) -> dict[str, str]:
     """torch's rows for ``device``, with the rows the engine's ops declare."""
     table = {name: LOWER for name in lower.split()}
     table.update({name: FLOAT32 for name in float32.split()})
     table.update({name: PROMOTE for name in promote.split()})
+    engine = engine_ops()
+    listed = {name: engine[name] for name in sorted(table.keys() & engine.keys())}
+    if listed:
+        raise ValueError(f"autocast policies of {list(listed)} are listed here, but the engine "
+                         f"defines those ops ({sorted(set(listed.values()))}); declare each "
+                         "category where its op is registered, public(name, autocast={...}), "
+                         "and remove the rows from this list")
     for name, categories in AUTOCAST.items():
-        if name in table:
-            raise ValueError(f"autocast policy of {name!r} is both declared by the engine's op "
-                             "and listed here; keep it at the op's registration only")
         if device in categories:
             table[name] = categories[device]
     return table

@@ -13,9 +13,11 @@ Like torch, every public op accepts numpy's ``axis=`` as an alias of ``dim=``.
 
 A public op's *autocast category* per device is a fact of its registration:
 ``public("matmul", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})``
-(torch's "Autocast Op Reference"). :data:`AUTOCAST` collects them; chapter
-4's policy tables (:mod:`chapters.amp.policies`) add torch's rows for the ops
-this engine does not define. An op with no category runs unchanged.
+(torch's "Autocast Op Reference", checked against what ``torch.autocast``
+does). :data:`AUTOCAST` collects them and :data:`PUBLIC_OPS` names every
+public op and the module defining it; chapter 4's policy tables
+(:mod:`chapters.amp.policies`) add torch's rows for the ops this engine does
+not define. An op with no category runs unchanged.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from .modes import MODES
 LOWER_PRECISION, FLOAT32, PROMOTE = "lower_precision", "float32", "promote"
 #: public op name -> {device type: autocast category}, from the registrations
 AUTOCAST: dict[str, dict[str, str]] = {}
+#: public op name -> the module that defines it (the engine's, or a learner's)
+PUBLIC_OPS: dict[str, str] = {}
 
 
 def set_autocast_hook(hook: Callable | None) -> None:
@@ -65,6 +69,8 @@ def public(name: str, autocast: dict[str, str] | None = None):
         _declare_autocast(name, autocast)
 
     def decorate(fn):
+        PUBLIC_OPS.setdefault(name, fn.__module__)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if "axis" in kwargs:  # torch's alias for dim, wherever an op takes dim

@@ -4,7 +4,8 @@ Some functions are single ops with their own derivative rule (``linear``,
 ``conv2d``, ``layer_norm``, ...); others are compositions, exactly as in
 PyTorch: ``cross_entropy`` is ``log_softmax`` followed by ``nll_loss``, and
 its gradient comes from theirs. Every function is one public op for the
-autocast hook, whatever it does inside.
+autocast hook, whatever it does inside (``pad``, as torch's, picks one of
+several by mode: :data:`PADDING_OPS`).
 """
 
 from __future__ import annotations
@@ -118,11 +119,11 @@ def _single(value) -> int:
     return int(value[0]) if isinstance(value, tuple | list) else int(value)
 
 
+@public("conv1d", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """1-D convolution of an (N, C, L) input with an (O, C / groups, k) weight:
-    conv2d on a height of 1, so it shares conv2d's kernel and rules (and
-    its autocast policy)."""
+    conv2d on a height of 1, so it shares conv2d's kernel and rules."""
     if input.ndim != 3 or weight.ndim != 3:
         raise RuntimeError(f"conv1d: expected a 3-D input (N, C, L) and a 3-D weight "
                            f"(O, C / groups, k), got {list(input.shape)} and "
@@ -132,6 +133,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return out.squeeze(2)
 
 
+@public("conv_transpose2d", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """Transposed convolution, the adjoint of conv2d's input map (see
@@ -451,6 +453,7 @@ def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
 # --------------------------------------------- more losses, and one_hot
 
 
+@public("one_hot")
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """Class indices (int64) -> int64 rows with a 1 at the class: shape
     ``tensor.shape + (num_classes,)``; ``num_classes=-1`` takes max + 1."""
@@ -477,12 +480,15 @@ def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
                          "bug. Reshape one of them.")
 
 
+@public("binary_cross_entropy", autocast={"cpu": FLOAT32})
 def binary_cross_entropy(input: Tensor, target, weight: Tensor | None = None,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1]; each
     log is clamped at -100 as torch does, so x = 0 or 1 gives a finite loss.
     The gradient is w (x - t) / (x (1 - x)): it explodes near 0 and 1, which
-    is why ``binary_cross_entropy_with_logits`` exists."""
+    is why ``binary_cross_entropy_with_logits`` exists. CPU autocast runs it
+    in float32; torch's CUDA autocast refuses it (use the logits version
+    there), where this engine's runs it unchanged."""
     target = _tensor(target)
     _same_shape("binary_cross_entropy", input, target)
     if target.dtype != input.dtype:
@@ -498,6 +504,7 @@ def binary_cross_entropy(input: Tensor, target, weight: Tensor | None = None,
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@public("binary_cross_entropy_with_logits", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def binary_cross_entropy_with_logits(input: Tensor, target, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -548,6 +555,8 @@ def _share_heads(query: Tensor, kv: Tensor) -> Tensor:
     return repeated.reshape(*shape[:-3], heads, *shape[-2:])
 
 
+@public("scaled_dot_product_attention",
+        autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:
@@ -577,13 +586,38 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 # ----------------------------------------------------------------- padding
 
 
+def _padded(input: Tensor, pad: tuple, mode: str, value: float) -> Tensor:
+    """The one pad kernel, whichever mode (:mod:`.ops.pad`)."""
+    return apply("pad", (input,), {"pad": pad, "mode": mode, "value": value})
+
+
+#: the op ``F.pad`` runs, named as torch's for each mode and number of padded
+#: dims; the name carries the autocast category (torch's CPU autocast computes
+#: 1-D and 2-D reflect and every replicate padding in float32)
+PADDING_OPS = {name: public(name, autocast=category)(_padded) for name, category in (
+    ("constant_pad_nd", None), ("_pad_circular", None),
+    ("reflection_pad1d", {"cpu": FLOAT32}), ("reflection_pad2d", {"cpu": FLOAT32}),
+    ("reflection_pad3d", None), ("replication_pad1d", {"cpu": FLOAT32}),
+    ("replication_pad2d", {"cpu": FLOAT32}), ("replication_pad3d", {"cpu": FLOAT32}))}
+
+
+def _padding_op(mode: str, dims: int) -> str:
+    """torch's name for the op that pads ``dims`` dims in ``mode``."""
+    if mode == "constant":
+        return "constant_pad_nd"
+    if mode == "circular":
+        return "_pad_circular"
+    return f"{'reflection' if mode == 'reflect' else 'replication'}_pad{dims}d"
+
+
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last ``len(pad) // 2`` dims; ``pad`` lists (before, after) per
     dim starting from the last, as torch: ``(left, right, top, bottom)``.
     Modes constant (fill ``value``, default 0), reflect, replicate, circular
     (see :mod:`.ops.pad`). As torch, the non-constant modes pad the last 1, 2
     or 3 dims of an input with one or two more dims than that (a batch and a
-    channel dim)."""
+    channel dim). As torch, it runs one public op per mode and number of
+    padded dims (:data:`PADDING_OPS`), each with its autocast category."""
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError(f"pad: padding length must be divisible by 2 (a before and an after "
@@ -598,11 +632,15 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
             raise RuntimeError(f"pad: mode {mode!r} takes its values from the input; the fill "
                                "value is only for mode='constant'")
         dims = len(pad) // 2
+        if dims > 3:
+            raise NotImplementedError(
+                f"pad: {mode} padding pads the last 1, 2 or 3 dims, as torch's; got {dims} "
+                f"(a pad of {len(pad)} values); pad the remaining dims in a second call")
         if input.ndim not in (dims + 1, dims + 2):
             raise NotImplementedError(
                 f"pad: {mode} padding of {dims} dims needs a {dims + 1}-D or {dims + 2}-D input "
                 f"(batch and channel dims first), got {input.ndim}-D; unsqueeze it first")
-    return apply("pad", (input,), {"pad": pad, "mode": mode, "value": value or 0.0})
+    return PADDING_OPS[_padding_op(mode, len(pad) // 2)](input, pad, mode, value or 0.0)
 
 
 # ---------------------------------------------------------- interpolation
@@ -628,6 +666,7 @@ def _output_sizes(input: Tensor, size, scale_factor) -> tuple[tuple, tuple]:
     return sizes, tuple(1 / f for f in factors)
 
 
+@public("interpolate")
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor=None,
                 antialias: bool = False) -> Tensor:

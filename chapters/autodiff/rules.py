@@ -25,6 +25,11 @@ kernel and the rules it names:
   depends on the call (``x.sum(0)`` is ``SumBackward1``, ``x.sum()``
   ``SumBackward0``).
 
+Two more per-op facts sit at the op's other registrations: its autocast
+category at its public op (``public("bmm", autocast={...})``,
+:mod:`.dispatch`), its torch.fx node targets at chapter 1's
+``register_op(..., fx_targets=...)``.
+
 ``VJP``, ``JVP`` and ``SAVES`` are the same rules as plain tables, op name ->
 entry: the engine and forward mode look rules up there.
 """

@@ -3,10 +3,11 @@
 A user function written with operators and ``torch.Tensor`` method names
 (``x @ w``, ``h.tanh()``, ``h.sum(dim=1)``) runs unchanged on our
 :class:`~chapters.graph.frontend.Value` and on torch.fx's ``Proxy``. So both
-tracers can capture the *same* function, and :data:`FX_TARGETS` says which
-torch.fx node target stands for each of our ops: an operator
-(``operator.mul``), a function (``torch.tanh``) or a method name (``"tanh"``,
-a ``call_method`` node).
+tracers can capture the *same* function. Each op's registration in
+chapter 1's registry says which torch.fx node targets stand for it
+(``register_op(..., fx_targets=...)``): an operator (``operator.mul``), a
+function (``torch.tanh``) or a method name (``"tanh"``, a ``call_method``
+node); :func:`fx_targets` reads them.
 
 Two differences are expected and filtered out before comparing: torch.fx
 inlines Python scalars into a node's arguments where we create ``constant``
@@ -18,53 +19,40 @@ example data, takes a branch and warns.
 
 from __future__ import annotations
 
-import operator
+import importlib
 
 import torch
 import torch.fx
-import torch.nn.functional as F  # noqa: N812
 
 from .ir import Graph
+from .ops import REGISTRY, get_op
 
-FX_TARGETS: dict[str, tuple] = {
-    "add": (operator.add, torch.add, "add"),
-    "sub": (operator.sub, torch.sub, "sub"),
-    "mul": (operator.mul, torch.mul, "mul"),
-    "div": (operator.truediv, torch.div, "div"),
-    "pow": (operator.pow, torch.pow, "pow"),
-    "neg": (operator.neg, torch.neg, "neg"),
-    "abs": (operator.abs, torch.abs, "abs"),
-    "matmul": (operator.matmul, torch.matmul, "matmul"),
-    "maximum": (torch.maximum, "maximum"),
-    "minimum": (torch.minimum, "minimum"),
-    "where": (torch.where, "where"),
-    "exp": (torch.exp, "exp"),
-    "log": (torch.log, "log"),
-    "sqrt": (torch.sqrt, "sqrt"),
-    "tanh": (torch.tanh, "tanh"),
-    "relu": (torch.relu, F.relu, "relu"),
-    "sigmoid": (torch.sigmoid, "sigmoid"),
-    "softmax": (torch.softmax, F.softmax, "softmax"),
-    "sum": (torch.sum, "sum"),
-    "mean": (torch.mean, "mean"),
-    "reshape": (torch.reshape, "reshape"),
-    "transpose": (torch.transpose, "transpose"),
-    "permute": (torch.permute, "permute"),
-    "broadcast_to": (torch.broadcast_to, "broadcast_to", "expand"),
-    "lt": (operator.lt, torch.lt, "lt"),
-    "le": (operator.le, torch.le, "le"),
-    "gt": (operator.gt, torch.gt, "gt"),
-    "ge": (operator.ge, torch.ge, "ge"),
-    "eq": (operator.eq, torch.eq, "eq"),
-    "ne": (operator.ne, torch.ne, "ne"),
-}
+
+def fx_target(spec: str):
+    """The torch.fx node target a registration names: ``"operator.mul"`` ->
+    the function ``operator.mul``, ``"torch.nn.functional.relu"`` -> ``F.relu``,
+    ``"Tensor.tanh"`` -> the method name ``"tanh"`` (a ``call_method`` node)."""
+    owner, _, attr = spec.rpartition(".")
+    holder = None if not owner else torch.Tensor if owner == "Tensor" else \
+        importlib.import_module(owner)
+    if not hasattr(holder, attr):
+        raise ValueError(f"fx target {spec!r} names nothing torch.fx records; write "
+                         "'operator.<name>', 'torch.<name>' or 'Tensor.<method>' in the op's "
+                         "register_op(..., fx_targets=...)")
+    return attr if owner == "Tensor" else getattr(holder, attr)
+
+
+def fx_targets(op: str) -> tuple:
+    """The torch.fx node targets that stand for our op ``op``, from its
+    registration (:func:`~chapters.graph.ops.register_op`'s ``fx_targets``)."""
+    return tuple(fx_target(spec) for spec in get_op(op).fx_targets)
 
 
 def our_name_for(target) -> str:
     """Our op name for a torch.fx node target; ``?<target>`` if none maps."""
-    for ours, targets in FX_TARGETS.items():
-        if any(target is t or target == t for t in targets):
-            return ours
+    for op in REGISTRY:
+        if any(target is t or target == t for t in fx_targets(op)):
+            return op
     return f"?{getattr(target, '__name__', target)}"
 
 

@@ -16,6 +16,12 @@ Later chapters extend this table through :func:`register_op`: chapter 2 adds
 neural-network ops (conv2d, layer_norm, ...) and attaches derivative rules to
 every op by name; chapter 4 adds casts. Argument names follow PyTorch
 (``dim``, ``keepdim``) so a node reads like the torch call it stands for.
+
+An op's registration may also say how ``torch.fx`` names the same node
+(``fx_targets``, read by :mod:`.fx_compare`): ``"operator.mul"`` for a Python
+operator (``x * y``), ``"torch.mul"`` or ``"torch.nn.functional.relu"`` for a
+function, ``"Tensor.mul"`` for a method call (``x.mul(y)``, a ``call_method``
+node). They are strings so that this numpy module does not import torch.
 """
 
 from __future__ import annotations
@@ -75,13 +81,15 @@ class TensorMeta:
 
 @dataclass(frozen=True)
 class OpDef:
-    """One registry entry. ``elementwise`` ops may be fused into one kernel."""
+    """One registry entry. ``elementwise`` ops may be fused into one kernel;
+    ``fx_targets`` are torch.fx's names for the op (see the module docstring)."""
 
     name: str
     kernel: Callable[..., np.ndarray]
     infer: Callable[..., TensorMeta]
     elementwise: bool = False
     doc: str = ""
+    fx_targets: tuple[str, ...] = ()
 
     def __call__(self, *arrays, **attrs) -> np.ndarray:
         """Run the op eagerly: check shapes with the meta rule, then compute."""
@@ -92,13 +100,16 @@ class OpDef:
 REGISTRY: dict[str, OpDef] = {}
 
 
-def register_op(name: str, infer: Callable[..., TensorMeta], *, elementwise: bool = False):
-    """Decorator: register ``kernel`` under ``name`` with its meta rule."""
+def register_op(name: str, infer: Callable[..., TensorMeta], *, elementwise: bool = False,
+                fx_targets: tuple[str, ...] = ()):
+    """Decorator: register ``kernel`` under ``name`` with its meta rule (and,
+    optionally, torch.fx's names for it)."""
 
     def decorate(kernel):
         if name in REGISTRY:
             raise ValueError(f"op {name!r} is already registered; pick another name")
-        REGISTRY[name] = OpDef(name, kernel, infer, elementwise, (kernel.__doc__ or "").strip())
+        REGISTRY[name] = OpDef(name, kernel, infer, elementwise, (kernel.__doc__ or "").strip(),
+                               tuple(fx_targets))
         return kernel
 
     return decorate
@@ -258,13 +269,15 @@ def placeholder(*, shape, dtype, name=None):
 # ------------------------------------------------------ elementwise: binary
 
 
-@register_op("add", _binary("add"), elementwise=True)
+@register_op("add", _binary("add"), elementwise=True,
+             fx_targets=("operator.add", "torch.add", "Tensor.add"))
 def add(a, b):
     """a + b."""
     return np.add(a, b)
 
 
-@register_op("sub", _binary("sub"), elementwise=True)
+@register_op("sub", _binary("sub"), elementwise=True,
+             fx_targets=("operator.sub", "torch.sub", "Tensor.sub"))
 def sub(a, b):
     """a - b (refused for two bools, as torch: use ^ or logical_xor)."""
     try:
@@ -276,20 +289,23 @@ def sub(a, b):
                            "(logical xor) or a & ~b instead.") from None
 
 
-@register_op("mul", _binary("mul"), elementwise=True)
+@register_op("mul", _binary("mul"), elementwise=True,
+             fx_targets=("operator.mul", "torch.mul", "Tensor.mul"))
 def mul(a, b):
     """a * b."""
     return np.multiply(a, b)
 
 
-@register_op("div", _binary_float("div"), elementwise=True)
+@register_op("div", _binary_float("div"), elementwise=True,
+             fx_targets=("operator.truediv", "torch.div", "Tensor.div"))
 def div(a, b):
     """a / b (true division: integers give float32, as torch.div)."""
     out_dtype = float_dtype(np.result_type(a, b))
     return np.true_divide(a, b).astype(out_dtype, copy=False)
 
 
-@register_op("pow", _binary("pow"), elementwise=True)
+@register_op("pow", _binary("pow"), elementwise=True,
+             fx_targets=("operator.pow", "torch.pow", "Tensor.pow"))
 def pow_(a, b):
     """a ** b (integers to negative integer powers: see integer_power)."""
     try:
@@ -309,13 +325,15 @@ def integer_power(a, b):
     return np.where(b < 0, negative, nonnegative)
 
 
-@register_op("maximum", _binary("maximum"), elementwise=True)
+@register_op("maximum", _binary("maximum"), elementwise=True,
+             fx_targets=("torch.maximum", "Tensor.maximum"))
 def maximum(a, b):
     """max(a, b) elementwise."""
     return np.maximum(a, b)
 
 
-@register_op("minimum", _binary("minimum"), elementwise=True)
+@register_op("minimum", _binary("minimum"), elementwise=True,
+             fx_targets=("torch.minimum", "Tensor.minimum"))
 def minimum(a, b):
     """min(a, b) elementwise."""
     return np.minimum(a, b)
@@ -329,7 +347,8 @@ for _name, _ufunc in {
     "gt": np.greater,
     "ge": np.greater_equal,
 }.items():
-    register_op(_name, _compare(_name), elementwise=True)(
+    register_op(_name, _compare(_name), elementwise=True,
+                fx_targets=(f"operator.{_name}", f"torch.{_name}", f"Tensor.{_name}"))(
         lambda a, b, _f=_ufunc: _f(a, b)
     )
 
@@ -339,7 +358,7 @@ def _where_meta(cond: TensorMeta, a: TensorMeta, b: TensorMeta, **_) -> TensorMe
     return TensorMeta(shape, np.result_type(a.dtype, b.dtype))
 
 
-@register_op("where", _where_meta, elementwise=True)
+@register_op("where", _where_meta, elementwise=True, fx_targets=("torch.where", "Tensor.where"))
 def where(cond, a, b):
     """cond ? a : b, elementwise with broadcasting."""
     return np.where(cond, a, b)
@@ -348,7 +367,8 @@ def where(cond, a, b):
 # ------------------------------------------------------- elementwise: unary
 
 
-@register_op("neg", same_meta, elementwise=True)
+@register_op("neg", same_meta, elementwise=True,
+             fx_targets=("operator.neg", "torch.neg", "Tensor.neg"))
 def neg(x):
     """-x (refused for bools, as torch: use ~x to invert a mask)."""
     if x.dtype == np.bool_:
@@ -357,43 +377,46 @@ def neg(x):
     return np.negative(x)
 
 
-@register_op("exp", floating_meta, elementwise=True)
+@register_op("exp", floating_meta, elementwise=True, fx_targets=("torch.exp", "Tensor.exp"))
 def exp(x):
     """e ** x."""
     return np.exp(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("log", floating_meta, elementwise=True)
+@register_op("log", floating_meta, elementwise=True, fx_targets=("torch.log", "Tensor.log"))
 def log(x):
     """Natural logarithm."""
     return np.log(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("sqrt", floating_meta, elementwise=True)
+@register_op("sqrt", floating_meta, elementwise=True, fx_targets=("torch.sqrt", "Tensor.sqrt"))
 def sqrt(x):
     """Square root."""
     return np.sqrt(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("abs", same_meta, elementwise=True)
+@register_op("abs", same_meta, elementwise=True,
+             fx_targets=("operator.abs", "torch.abs", "Tensor.abs"))
 def abs_(x):
     """|x|."""
     return np.abs(x)
 
 
-@register_op("tanh", floating_meta, elementwise=True)
+@register_op("tanh", floating_meta, elementwise=True, fx_targets=("torch.tanh", "Tensor.tanh"))
 def tanh(x):
     """tanh(x) = (e^x - e^-x) / (e^x + e^-x)."""
     return np.tanh(x, dtype=float_dtype(x.dtype))
 
 
-@register_op("relu", same_meta, elementwise=True)
+@register_op("relu", same_meta, elementwise=True,
+             fx_targets=("torch.relu", "torch.nn.functional.relu", "Tensor.relu"))
 def relu(x):
     """max(x, 0)."""
     return np.maximum(x, np.zeros((), dtype=x.dtype))
 
 
-@register_op("sigmoid", floating_meta, elementwise=True)
+@register_op("sigmoid", floating_meta, elementwise=True,
+             fx_targets=("torch.sigmoid", "Tensor.sigmoid"))
 def sigmoid(x):
     """1 / (1 + e^-x), computed without overflow for large |x|."""
     x = np.asarray(x, dtype=float_dtype(x.dtype))
@@ -409,13 +432,13 @@ def sum_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.int64) if np.dtype(dtype).kind in "biu" else np.dtype(dtype)
 
 
-@register_op("sum", _reduction("sum", floating=False))
+@register_op("sum", _reduction("sum", floating=False), fx_targets=("torch.sum", "Tensor.sum"))
 def sum_(x, dim=None, keepdim=False):
     """Sum over ``dim`` (all dims when None)."""
     return np.sum(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=sum_dtype(x.dtype))
 
 
-@register_op("mean", _reduction("mean", floating=True))
+@register_op("mean", _reduction("mean", floating=True), fx_targets=("torch.mean", "Tensor.mean"))
 def mean(x, dim=None, keepdim=False):
     """Mean over ``dim`` (all dims when None)."""
     return np.mean(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=float_dtype(x.dtype))
@@ -426,7 +449,8 @@ def _softmax_meta(x: TensorMeta, dim=-1, **_) -> TensorMeta:
     return floating_meta(x)
 
 
-@register_op("softmax", _softmax_meta)
+@register_op("softmax", _softmax_meta,
+             fx_targets=("torch.softmax", "torch.nn.functional.softmax", "Tensor.softmax"))
 def softmax(x, dim=-1):
     """exp(x_i - max x) / sum_j exp(x_j - max x) along ``dim``; subtracting the
     max changes nothing mathematically and keeps exp from overflowing."""
@@ -469,7 +493,8 @@ def _matmul_meta(a: TensorMeta, b: TensorMeta, **_) -> TensorMeta:
     return TensorMeta(matmul_shape(a.shape, b.shape), np.result_type(a.dtype, b.dtype))
 
 
-@register_op("matmul", _matmul_meta)
+@register_op("matmul", _matmul_meta,
+             fx_targets=("operator.matmul", "torch.matmul", "Tensor.matmul"))
 def matmul(a, b):
     """Matrix product, with batching and 1-D cases as torch.matmul."""
     return np.matmul(a, b)
@@ -501,7 +526,7 @@ def _reshape_meta(x: TensorMeta, shape, **_) -> TensorMeta:
     return TensorMeta(reshape_shape("reshape", x.shape, shape), x.dtype)
 
 
-@register_op("reshape", _reshape_meta)
+@register_op("reshape", _reshape_meta, fx_targets=("torch.reshape", "Tensor.reshape"))
 def reshape(x, shape):
     """The same elements, read in row-major order into a new shape."""
     return np.reshape(x, shape)
@@ -515,7 +540,7 @@ def _transpose_meta(x: TensorMeta, dim0, dim1, **_) -> TensorMeta:
     return TensorMeta(tuple(shape), x.dtype)
 
 
-@register_op("transpose", _transpose_meta)
+@register_op("transpose", _transpose_meta, fx_targets=("torch.transpose", "Tensor.transpose"))
 def transpose(x, dim0, dim1):
     """Swap two dimensions (torch.transpose)."""
     return np.swapaxes(x, dim0, dim1) if x.ndim else x
@@ -535,7 +560,7 @@ def _permute_meta(x: TensorMeta, dims, **_) -> TensorMeta:
     return TensorMeta(tuple(x.shape[d] for d in axes_), x.dtype)
 
 
-@register_op("permute", _permute_meta)
+@register_op("permute", _permute_meta, fx_targets=("torch.permute", "Tensor.permute"))
 def permute(x, dims):
     """Reorder all dimensions (torch.permute)."""
     return np.transpose(x, dims)
@@ -551,7 +576,8 @@ def _broadcast_to_meta(x: TensorMeta, shape, **_) -> TensorMeta:
     return TensorMeta(shape, x.dtype)
 
 
-@register_op("broadcast_to", _broadcast_to_meta)
+@register_op("broadcast_to", _broadcast_to_meta,
+             fx_targets=("torch.broadcast_to", "Tensor.broadcast_to", "Tensor.expand"))
 def broadcast_to(x, shape):
     """Repeat size-1 dimensions (and add leading ones) to reach ``shape``."""
     return np.broadcast_to(x, shape)

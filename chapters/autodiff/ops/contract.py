@@ -20,7 +20,7 @@ import numpy as np
 
 from chapters.graph.ops import TensorMeta, register_op
 
-from ..dispatch import LOWER_PRECISION, public
+from ..dispatch import LOWER_PRECISION, PROMOTE, public
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
 
@@ -153,7 +153,7 @@ def _same_dtype(op: str, a: Tensor, b: Tensor) -> None:
 
 
 @tensor_method()
-@public("dot")
+@public("dot", autocast={"cuda": PROMOTE})
 def dot(input, tensor):
     """torch.dot: sum_i a_i b_i of two 1-D tensors of one dtype and length."""
     _require("dot", input.ndim == 1 and tensor.ndim == 1,
@@ -175,7 +175,7 @@ def outer(input, vec2):
 
 
 @tensor_method()
-@public("bmm")
+@public("bmm", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def bmm(input, mat2):
     """torch.bmm: a batch of matrix products, (b, n, m) @ (b, m, p) -> (b, n, p),
     with no broadcasting (matmul broadcasts; bmm insists)."""
@@ -190,7 +190,7 @@ def bmm(input, mat2):
 
 
 @tensor_method()
-@public("baddbmm")
+@public("baddbmm", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """torch.baddbmm: beta input + alpha bmm(batch1, batch2); with beta = 0
     input is ignored (its NaNs too), as in torch."""

@@ -25,31 +25,35 @@ from chapters.graph.ops import (
 )
 
 from ..core import operands
-from ..dispatch import public
+from ..dispatch import FLOAT32, public
 from ..dtypes import is_floating
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
 
 # --------------------------------------------------- the table of smooth rules
+#: torch's CUDA autocast computes these ops in float32; its CPU autocast leaves them alone
+CUDA_FLOAT32 = {"cuda": FLOAT32}
+
 #: op -> (numpy function, what the factor reads: x (0) or z ("out"),
-#:        factor(x, z) = f'(x) as tensors, the math)
+#:        factor(x, z) = f'(x) as tensors, the math[, autocast category per device])
 SMOOTH = {
     "sin": (np.sin, (0,), lambda x, z: x.cos(), "z = sin x:  f'(x) = cos x"),
     "cos": (np.cos, (0,), lambda x, z: -x.sin(), "z = cos x:  f'(x) = -sin x"),
-    "tan": (np.tan, ("out",), lambda x, z: 1 + z * z, "z = tan x:  f'(x) = 1 + z^2"),
+    "tan": (np.tan, ("out",), lambda x, z: 1 + z * z, "z = tan x:  f'(x) = 1 + z^2",
+            CUDA_FLOAT32),
     "asin": (np.arcsin, (0,), lambda x, z: (1 - x * x).rsqrt(),
-             "z = asin x:  f'(x) = 1 / sqrt(1 - x^2)"),
+             "z = asin x:  f'(x) = 1 / sqrt(1 - x^2)", CUDA_FLOAT32),
     "acos": (np.arccos, (0,), lambda x, z: -(1 - x * x).rsqrt(),
-             "z = acos x:  f'(x) = -1 / sqrt(1 - x^2)"),
+             "z = acos x:  f'(x) = -1 / sqrt(1 - x^2)", CUDA_FLOAT32),
     "atan": (np.arctan, (0,), lambda x, z: 1 / (1 + x * x), "z = atan x:  f'(x) = 1 / (1 + x^2)"),
     "log2": (np.log2, (0,), lambda x, z: 1 / (x * math.log(2)),
-             "z = log2 x:  f'(x) = 1 / (x ln 2)"),
+             "z = log2 x:  f'(x) = 1 / (x ln 2)", CUDA_FLOAT32),
     "log10": (np.log10, (0,), lambda x, z: 1 / (x * math.log(10)),
-              "z = log10 x:  f'(x) = 1 / (x ln 10)"),
+              "z = log10 x:  f'(x) = 1 / (x ln 10)", CUDA_FLOAT32),
     "log1p": (np.log1p, (0,), lambda x, z: 1 / (1 + x),
-              "z = ln(1 + x), exact for tiny x:  f'(x) = 1 / (1 + x)"),
+              "z = ln(1 + x), exact for tiny x:  f'(x) = 1 / (1 + x)", CUDA_FLOAT32),
     "expm1": (np.expm1, ("out",), lambda x, z: z + 1,
-              "z = e^x - 1, exact for tiny x:  f'(x) = e^x = z + 1"),
+              "z = e^x - 1, exact for tiny x:  f'(x) = e^x = z + 1", CUDA_FLOAT32),
 }
 
 
@@ -57,9 +61,10 @@ SMOOTH = {
 ALIASES = {"asin": ("arcsin",), "acos": ("arccos",), "atan": ("arctan",)}
 
 
-def _smooth_op(op: str, fn, reads: tuple, factor, math_: str):
+def _smooth_op(op: str, fn, reads: tuple, factor, math_: str, autocast: dict | None = None):
     """Register ``op``'s kernel and rules from its row of :data:`SMOOTH` and
-    return its user function (also attached as the Tensor method ``op``)."""
+    return its user function (also attached as the Tensor method ``op``), a
+    public op of the given autocast categories."""
 
     def kernel(x):
         return fn(x.astype(float_dtype(x.dtype), copy=False))
@@ -82,7 +87,7 @@ def _smooth_op(op: str, fn, reads: tuple, factor, math_: str):
         f.__name__ = f.__qualname__ = name
     register_op(op, floating_meta, elementwise=True)(kernel)
     register(op, vjp=vjp, jvp=jvp, saves=reads)
-    return tensor_method(*ALIASES.get(op, ()))(public(op)(method))
+    return tensor_method(*ALIASES.get(op, ()))(public(op, autocast=autocast)(method))
 
 
 sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1 = (

@@ -15,7 +15,7 @@ import numpy as np
 
 from chapters.graph.ops import TensorMeta, axes, normalize_dims, reduced_shape, register_op
 
-from ..dispatch import public
+from ..dispatch import FLOAT32, public
 from ..dtypes import as_dtype, int64, uint8
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
@@ -77,7 +77,7 @@ register("cumsum", vjp=cumsum_vjp, jvp=cumsum_jvp)
 
 
 @tensor_method()
-@public("cumsum")
+@public("cumsum", autocast={"cuda": FLOAT32})
 def cumsum(input, dim: int, *, dtype=None):
     """torch.cumsum: running sums along ``dim`` (int64 for integer input)."""
     x = input if dtype is None else input.to(as_dtype(dtype))
@@ -129,7 +129,7 @@ register("cumprod", vjp=cumprod_vjp, jvp=cumprod_jvp, saves=(0, "out"))
 
 
 @tensor_method()
-@public("cumprod")
+@public("cumprod", autocast={"cuda": FLOAT32})
 def cumprod(input, dim: int, *, dtype=None):
     """torch.cumprod: running products along ``dim`` (int64 for integer input)."""
     x = input if dtype is None else input.to(as_dtype(dtype))
@@ -221,7 +221,7 @@ register("prod", vjp=prod_vjp, jvp=prod_jvp, saves=(0,),
 
 
 @tensor_method()
-@public("prod")
+@public("prod", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
 def prod(input, dim: int | None = None, keepdim: bool = False, *, dtype=None):
     """torch.prod: the product over one ``dim`` (or of all elements)."""
     x = input if dtype is None else input.to(as_dtype(dtype))

@@ -16,7 +16,7 @@ import numpy as np
 
 from chapters.graph.ops import TensorMeta, normalize_dims, register_op
 
-from ..dispatch import public
+from ..dispatch import PROMOTE, public
 from ..functions import where as _where
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
@@ -82,7 +82,7 @@ def _src(x: Tensor, src, index: np.ndarray, d: int):
 
 
 @tensor_method()
-@public("scatter_add")
+@public("scatter_add", autocast={"cuda": PROMOTE})
 def scatter_add(input, dim: int, index, src):
     """torch.scatter_add: input with src[i][j] added at input[i][index[i][j]]
     (along dim = 1); repeated indices add up. input + scatter_add(src), whose

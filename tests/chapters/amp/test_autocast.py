@@ -22,6 +22,7 @@ from chapters.amp.autocast import (
     unregister_op_policy,
 )
 from chapters.amp.formats import sum_repeatedly
+from chapters.amp.policies import engine_ops
 from chapters.autodiff import dispatch
 from chapters.torchcheck import assert_close, available_devices, to_numpy
 
@@ -141,20 +142,43 @@ OPS = {
     "bmm": (lambda L, F, a, b: L.bmm(a.reshape(2, 2, 4), b.reshape(2, 4, 2)), 2),
     "baddbmm": (lambda L, F, a, b, c: L.baddbmm(a.reshape(1, 4, 4), b.reshape(1, 4, 4),
                                                 c.reshape(1, 4, 4)), 3),
+    # the functional ops that are compositions inside (one public op each)
+    "conv1d": (lambda L, F, a, b: F.conv1d(a.reshape(1, 2, 8), b.reshape(4, 2, 2)), 2),
+    "conv_transpose2d": (lambda L, F, a, b: F.conv_transpose2d(a.reshape(1, 1, 4, 4),
+                                                               b.reshape(1, 4, 2, 2)), 2),
+    "scaled_dot_product_attention": (lambda L, F, a, b, c: F.scaled_dot_product_attention(
+        a.reshape(2, 2, 4), b.reshape(2, 2, 4), c.reshape(2, 2, 4)), 3),
+    "binary_cross_entropy": (lambda L, F, a, b: F.binary_cross_entropy(a / 2, b / 2), 2),
+    # one float input: outside autocast, torch's result takes the target's dtype (float32
+    # for a float64 input), where the engine promotes; not an autocast question
+    "binary_cross_entropy_with_logits": (
+        lambda L, F, a: F.binary_cross_entropy_with_logits(a - 1, a / 2), 1),
+    "one_hot": (lambda L, F, a: F.one_hot((a * 2).long()), 1),
+    "interpolate": (lambda L, F, a: F.interpolate(a.reshape(1, 2, 8), scale_factor=2,
+                                                  mode="linear"), 1),
+    # F.pad runs one op per mode and padded dims, named as torch's
+    "constant_pad_nd": (lambda L, F, a: F.pad(a, (1, 2), value=0.5), 1),
+    "_pad_circular": (lambda L, F, a: F.pad(a.reshape(1, 1, 4, 4), (1, 1, 2, 0),
+                                            mode="circular"), 1),
+    **{f"{op}_pad{dims}d": (lambda L, F, a, mode=mode, dims=dims: F.pad(
+        a.reshape((1, 1, 16) if dims == 1 else (1, 1, 4, 4) if dims == 2 else (1, 2, 2, 4)),
+        (1, 1, 1, 0, 0, 1)[:2 * dims], mode=mode), 1)
+       for op, mode in (("reflection", "reflect"), ("replication", "replicate"))
+       for dims in (1, 2, 3)},
 }
 
 # ops whose backward we also compare (gradient dtypes and values)
 GRAD_OPS = ["matmul", "linear", "conv2d", "softmax", "log_softmax", "layer_norm", "sum",
-            "exp", "cross_entropy", "mse_loss", "add", "cat", "tanh"]
+            "exp", "cross_entropy", "mse_loss", "add", "cat", "tanh", "conv_transpose2d",
+            "scaled_dot_product_attention", "binary_cross_entropy_with_logits",
+            "reflection_pad2d"]
 
 LOW = {"bfloat16": (ad.bfloat16, torch.bfloat16), "float16": (ad.float16, torch.float16)}
 
 
 def public_op_names() -> set[str]:
-    names = set()
-    for namespace in (vars(ad.Tensor), vars(F), vars(ad)):
-        names |= {getattr(v, "op_name", None) for v in namespace.values()} - {None}
-    return names
+    """Every public op of the engine (as the autocast hook names it)."""
+    return set(engine_ops().values())
 
 
 def test_every_public_engine_op_is_checked():

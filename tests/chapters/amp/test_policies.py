@@ -1,12 +1,19 @@
 """The CPU policy table against torch.autocast("cpu"), row by row, for torch
 functions beyond the engine's own ops: each row's policy predicts the dtype
-torch actually returns (derived by running torch, not by reading a list)."""
+torch actually returns (derived by running torch, not by reading a list).
+Each engine op's category, declared at its registration, against the casts
+torch.autocast("cpu") makes for the same call; and the text lists hold no
+engine op."""
 
 import pytest
 import torch
 import torch.nn.functional as TF
+from torch.utils._python_dispatch import TorchDispatchMode
 
+from chapters.amp import policies
 from chapters.amp.policies import FLOAT32, LOWER, POLICIES, PROMOTE, SUPPORTED_DTYPES
+from chapters.autodiff.dispatch import AUTOCAST
+from tests.chapters.amp.test_autocast import OPS, inputs, make, public_op_names
 
 
 def x(*shape):
@@ -92,15 +99,26 @@ def test_policy_values_and_the_cuda_cpu_difference():
 def test_the_engines_ops_declare_their_category_where_they_are_registered():
     """matmul, linear, the losses, ... carry their autocast category in their
     ``public(...)`` registration; the policy tables take those rows from there."""
-    from chapters.amp import policies
-    from chapters.autodiff.dispatch import AUTOCAST
-
-    assert {"matmul", "linear", "conv2d", "cross_entropy", "cat"} <= set(AUTOCAST)
+    assert {"matmul", "linear", "conv2d", "cross_entropy", "cat", "bmm", "prod"} <= set(AUTOCAST)
     for name, categories in AUTOCAST.items():
         for device, table in POLICIES.items():
             assert table.get(name) == categories.get(device), (name, device)
-    with pytest.raises(ValueError, match="'matmul' is both declared"):
+    with pytest.raises(ValueError, match=r"\['matmul'\] are listed here"):
         policies._table("cpu", "matmul", "", "")
+
+
+def test_the_lists_hold_only_ops_the_engine_does_not_define():
+    """An engine op (also one that declares no category, and also under its
+    operator's name) has no row in the text lists: its registration decides."""
+    engine = policies.engine_ops()
+    assert engine["__matmul__"] == "matmul" and engine["cumsum"] == "cumsum"
+    for list_name in ("_CUDA_LOWER", "_CUDA_FLOAT32", "_CUDA_PROMOTE", "_CPU_LOWER",
+                      "_CPU_FLOAT32", "_CPU_PROMOTE"):
+        listed = set(getattr(policies, list_name).split())
+        assert not listed & engine.keys(), f"{list_name} lists engine ops: {listed & engine.keys()}"
+    for rows in ("cumsum", "prod log1p", "__pow__"):  # undeclared, declared, an operator
+        with pytest.raises(ValueError, match="declare each category where its op is registered"):
+            policies._table("cuda", "", rows, "")
 
 
 def test_a_public_op_declares_one_known_category_per_device():
@@ -110,3 +128,85 @@ def test_a_public_op_declares_one_known_category_per_device():
         public("my_op_with_a_typo", autocast={"cpu": "lower"})
     with pytest.raises(ValueError, match="already declared"):
         public("matmul", autocast={"cpu": FLOAT32})
+
+
+# ---------------------------------------------------------------------------
+# Each engine op's declared CPU category against what torch.autocast does to
+# the same call: the casts autocast inserts are observed below it, with a
+# TorchDispatchMode (each one is an aten._to_copy to the new dtype).
+
+
+class CastLog(TorchDispatchMode):
+    """Records every cast torch makes below autocast: (from dtype, to dtype)."""
+
+    def __init__(self):
+        super().__init__()
+        self.casts = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.ops.aten._to_copy.default and "dtype" in kwargs:
+            self.casts.append((args[0].dtype, kwargs["dtype"]))
+        return func(*args, **kwargs)
+
+
+def torch_casts(name: str, pattern: tuple, low, enabled: bool) -> list:
+    """The casts torch makes running ``OPS[name]`` on inputs of dtypes ``pattern``."""
+    xs = [make("torch", a, d) for a, d in zip(inputs(len(pattern)), pattern, strict=True)]
+    with CastLog() as log, torch.autocast("cpu", dtype=low, enabled=enabled):
+        try:
+            OPS[name][0](torch, TF, *xs)
+        except RuntimeError:
+            pass  # a dtype mix the op refuses: the casts made before it still count
+    return log.casts
+
+
+def autocast_casts(name: str, pattern: tuple, low) -> list:
+    """The casts autocast adds to the call: those made with it minus those made without."""
+    added = torch_casts(name, pattern, low, enabled=True)
+    for cast in torch_casts(name, pattern, low, enabled=False):
+        if cast in added:
+            added.remove(cast)
+    return added
+
+
+def torch_cpu_category(name: str, low_name: str) -> str | None:
+    """What torch's CPU autocast does to the op: float32 inputs cast to the low
+    dtype (lower precision), low inputs cast to float32 (float32), or a low
+    input cast up to its float32 partner (promote); else unchanged (None)."""
+    low, count = getattr(torch, low_name), OPS[name][1]
+    if (torch.float32, low) in autocast_casts(name, ("float32",) * count, low):
+        return LOWER
+    if (low, torch.float32) in autocast_casts(name, (low_name,) * count, low):
+        return FLOAT32
+    mixed = (low_name,) + ("float32",) * (count - 1)
+    if count > 1 and (low, torch.float32) in autocast_casts(name, mixed, low):
+        return PROMOTE
+    return None
+
+
+def torch_cpu_autocasts_to(low_name: str) -> bool:
+    with torch.autocast("cpu", dtype=getattr(torch, low_name)):
+        return torch.is_autocast_enabled("cpu") and \
+            torch.get_autocast_dtype("cpu") == getattr(torch, low_name)
+
+
+def test_the_cast_observer_sees_autocast_casts():
+    """The observer itself: matmul casts its float32 inputs down, prod casts
+    bfloat16 up, cat promotes, add is left alone."""
+    assert torch_cpu_category("matmul", "bfloat16") == LOWER
+    assert torch_cpu_category("prod", "bfloat16") == FLOAT32
+    assert torch_cpu_category("cat", "bfloat16") == PROMOTE
+    assert torch_cpu_category("add", "bfloat16") is None
+
+
+@pytest.mark.parametrize("low", SUPPORTED_DTYPES["cpu"])
+@pytest.mark.parametrize("name", sorted(public_op_names()))
+def test_each_engine_op_declares_what_torch_cpu_autocast_does(name, low):
+    if not torch_cpu_autocasts_to(low):
+        pytest.skip(f"this torch's CPU autocast does not run ops in {low}")
+    declared = AUTOCAST.get(name, {}).get("cpu")
+    observed = torch_cpu_category(name, low)
+    assert declared == observed, (
+        f"{name}: its registration declares {declared!r} for cpu, but torch.autocast('cpu', "
+        f"{low}) makes it {observed!r}; fix the public({name!r}, autocast=...) registration")

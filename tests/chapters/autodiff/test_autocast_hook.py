@@ -88,3 +88,42 @@ def test_linear_under_a_float16_hook_matches_torch_autocast():
     for ge, gt, what in ((x.grad, xt.grad, "x"), (w.grad, wt.grad, "w"), (b.grad, bt.grad, "b")):
         assert ge.dtype == ad.float32 and gt.dtype == torch.float32
         assert_close(ge, gt, rtol=1e-2, atol=1e-2, what=f"grad of {what}")
+
+
+def probabilities(*shape):
+    return ad.tensor(np.random.default_rng(0).uniform(0.1, 0.9, shape).astype(np.float32))
+
+
+# functional ops that are compositions inside: the hook sees each once, by torch's name
+COMPOSITES = {
+    "binary_cross_entropy": lambda: F.binary_cross_entropy(probabilities(4), probabilities(4)),
+    "binary_cross_entropy_with_logits": lambda: F.binary_cross_entropy_with_logits(
+        probabilities(4), probabilities(4)),
+    "scaled_dot_product_attention": lambda: F.scaled_dot_product_attention(
+        probabilities(2, 3, 4), probabilities(2, 5, 4), probabilities(2, 5, 6), is_causal=False),
+    "one_hot": lambda: F.one_hot(ad.tensor([0, 2, 1])),
+    "conv1d": lambda: F.conv1d(probabilities(1, 2, 6), probabilities(3, 2, 2)),
+    "conv_transpose2d": lambda: F.conv_transpose2d(probabilities(1, 2, 3, 3),
+                                                   probabilities(2, 1, 2, 2)),
+    "interpolate": lambda: F.interpolate(probabilities(1, 1, 3, 3), scale_factor=2,
+                                         mode="bilinear"),
+    "constant_pad_nd": lambda: F.pad(probabilities(2, 3), (1, 1)),
+    "reflection_pad2d": lambda: F.pad(probabilities(1, 3, 3), (1, 1, 1, 1), mode="reflect"),
+    "replication_pad1d": lambda: F.pad(probabilities(2, 3), (2, 0), mode="replicate"),
+    "_pad_circular": lambda: F.pad(probabilities(1, 1, 3, 3), (1, 0, 0, 1), mode="circular"),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPOSITES))
+def test_a_composite_functional_op_reaches_the_hook_once(name, recorded):
+    COMPOSITES[name]()
+    assert recorded == [name]
+
+
+def test_pad_refuses_non_constant_padding_of_more_than_three_dims_as_torch():
+    x = ad.zeros(1, 2, 3, 3, 3)
+    with pytest.raises(NotImplementedError, match="pads the last 1, 2 or 3 dims"):
+        F.pad(x, (1,) * 8, mode="reflect")
+    with pytest.raises(NotImplementedError):
+        TF.pad(torch.zeros(1, 2, 3, 3, 3), (1,) * 8, mode="reflect")
+    assert F.pad(x, (1,) * 8).shape == TF.pad(torch.zeros(1, 2, 3, 3, 3), (1,) * 8).shape

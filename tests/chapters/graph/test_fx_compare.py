@@ -1,12 +1,22 @@
 """Our tracer against torch.fx on the same functions: op sequences and results."""
 
+import operator
+
 import numpy as np
 import pytest
 import torch
 
 from chapters.graph import optimize, run, trace
-from chapters.graph.fx_compare import FX_TARGETS, fx_op_sequence, op_sequence, side_by_side
+from chapters.graph.fx_compare import (
+    fx_op_sequence,
+    fx_target,
+    fx_targets,
+    op_sequence,
+    our_name_for,
+    side_by_side,
+)
 from chapters.graph.memory import PlannedExecutor
+from chapters.graph.ops import REGISTRY
 from chapters.torchcheck import assert_close, available_devices, to_torch
 
 RTOL, ATOL = 1e-5, 1e-5  # float32 forward; the GPU's matmul may round differently
@@ -51,7 +61,7 @@ def test_op_sequence_matches_torch_fx(fn, shapes):
     ours = op_sequence(trace(fn, *example(shapes)))
     theirs = fx_op_sequence(fn)
     assert ours == theirs, side_by_side(fn, trace(fn, *example(shapes)))
-    assert all(op in FX_TARGETS for op in ours)
+    assert all(fx_targets(op) for op in ours)
 
 
 @pytest.mark.parametrize("device", available_devices())
@@ -73,3 +83,25 @@ def test_table_lists_both_sides():
     table = side_by_side(attention, trace(attention, *example(FUNCTIONS[1][1])))
     assert "call_method softmax" in table and "_operator.matmul" in table
     assert len(table.splitlines()) == 1 + 5  # header + transpose, matmul, div, softmax, matmul
+
+
+def test_each_registered_fx_target_is_a_torch_fx_name():
+    """The strings in the registrations resolve to what torch.fx records: an
+    operator or torch function (call_function), or a Tensor method's name."""
+    named = {op: fx_targets(op) for op in REGISTRY if REGISTRY[op].fx_targets}
+    assert {"add", "matmul", "tanh", "softmax", "broadcast_to", "lt"} <= set(named)
+    for op, targets in named.items():
+        for target in targets:
+            assert isinstance(target, str) and callable(getattr(torch.Tensor, target)) \
+                or callable(target), (op, target)
+            assert our_name_for(target) == op, f"{target} maps to two ops"
+    assert fx_targets("mul")[:2] == (operator.mul, torch.mul)
+    assert fx_targets("relu")[1] is torch.nn.functional.relu
+    assert fx_targets("broadcast_to")[-1] == "expand"
+
+
+def test_a_misspelt_fx_target_is_a_clear_error():
+    with pytest.raises(ValueError, match="'torch.tanhh' names nothing"):
+        fx_target("torch.tanhh")
+    with pytest.raises(ValueError, match="'Tensor.<method>'"):
+        fx_target("tanh")
