@@ -15,8 +15,9 @@ any hidden case's name or input is found in them.
 ``language="zh"`` releases the Chinese edition into ``build/release/zh/<lab_id>/``
 instead: the same files, built from ``source.zh.ipynb`` (which
 ``python tools/i18n.py build`` generates from ``source.ipynb`` and the lab's
-catalog). Its code cells are the English source's, so the solution stripping,
-the leak check and the public cases are the same; only the markdown differs, and
+catalog). Its code cells are the English source's but for their translated
+display literals (printed lines, figure titles, labels), so the solution
+stripping, the leak check and the public cases are the same; the text differs, and
 ``public_cases.json`` carries ``"language": "zh-CN"`` with the hint tiers in
 Chinese (the English ones where an exercise has no translation), so ``check()``
 next to the Chinese notebook reports in Chinese without being told.
@@ -24,8 +25,10 @@ next to the Chinese notebook reports in Chinese without being told.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -67,9 +70,28 @@ def source_in(lab: LabSpec, language: str) -> Path:
     return path
 
 
+def without_strings(source: str) -> list[tuple[int, str]] | str:
+    """The tokens of ``source`` with each string literal (implicit concatenation
+    included) read as one empty string and line breaks inside brackets dropped:
+    what a translation of the display literals leaves unchanged. The source
+    itself when it does not tokenize."""
+    tokens = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.STRING:
+                if not tokens or tokens[-1] != (tokenize.STRING, ""):
+                    tokens.append((tokenize.STRING, ""))
+            elif token.type != tokenize.NL:
+                tokens.append((token.type, token.string))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    return tokens
+
+
 def code_cells(nb) -> list[tuple]:
-    """Every cell but markdown, as (id, type, source, metadata): what both editions share."""
-    return [(c.get("id"), c.cell_type, c.source, c.get("metadata"))
+    """Every cell but markdown, as (id, type, code apart from its string literals,
+    metadata): what both editions share."""
+    return [(c.get("id"), c.cell_type, without_strings(c.source), c.get("metadata"))
             for c in nb.cells if c.cell_type != "markdown"]
 
 
