@@ -28,17 +28,23 @@ Layout. English is the source of truth. For every notebook listed in
   very same code and only what it puts on screen reads Chinese.
 
 A *display literal* is a ``str`` literal or f-string that sits where a reader
-sees it: the first positional argument of a call to ``claim``, any positional
-argument of ``print``, or the value of a keyword argument named in
-``DISPLAY_KEYWORDS`` (``title=``, ``xlabel=``, ``label=``, ``description=``, ...),
-and whose source text, ``{...}`` placeholders left out, holds a run of 3 or
-more ASCII letters (so ``f"{x:.2f}"`` and ``"-" * 40`` are not). A cell with
-``%magic`` or ``!shell`` lines is read with those lines blanked; a cell that
-still does not parse as Python has no display literals. A ``zh`` must parse as
-the same kind of literal (string or f-string) with the same placeholders
-(expression, conversion and format spec; any order), and contain a Chinese
-character, unless the entry says ``"keep": true`` (a string that is meant to
-stay English, such as a name from the code).
+sees it -- the first positional argument of a call to ``claim``, any positional
+argument of ``print``, the text summary of a figure in a call to ``show`` or
+``draw`` (their second positional argument, or ``summary=``), the value of a
+keyword argument named in ``DISPLAY_KEYWORDS`` (``title=``, ``xlabel=``,
+``label=``, ``description=``, ...), or what a plain ``=`` assigns to an
+attribute named in ``DISPLAY_ATTRIBUTES`` (a widget's text:
+``readout.value = f"..."``, ``slider.description = "..."``), in each case only
+when the argument or assigned value is itself the literal (in
+``show(fig, summary + " More.")`` there is none) -- and whose source text,
+``{...}`` placeholders left out, holds a run of 3 or more ASCII letters (so
+``f"{x:.2f}"`` and ``"-" * 40`` are not). A cell with ``%magic`` or ``!shell``
+lines is read with those lines blanked; a cell that still does not parse as
+Python has no display literals. A ``zh`` must parse as the same kind of
+literal (string or f-string) with the same placeholders (expression,
+conversion and format spec; any order), and contain a Chinese character,
+unless the entry says ``"keep": true`` (a string that is meant to stay
+English, such as a name from the code, or a widget value the code compares).
 
 Links in a translation are written exactly as in the English cell (relative to
 the English notebook); ``build`` rebases them onto the Chinese notebook's
@@ -85,6 +91,14 @@ NOT_PROSE = re.compile(r"```.*?```|`[^`]*`|\$[^$]*\$|\]\([^)]*\)", re.DOTALL)
 # keyword arguments whose string a reader sees: figure titles, axis and widget labels, captions
 DISPLAY_KEYWORDS = frozenset({"title", "xlabel", "ylabel", "xaxis_title", "yaxis_title", "label",
                               "description", "caption", "text", "name"})
+# calls whose positional arguments a reader sees, and which of them: claim's sentence,
+# everything print prints, the text summary of vizkit's show(figure, summary) and draw
+DISPLAYED_POSITIONS = {"claim": slice(0, 1), "print": slice(None),
+                       "show": slice(1, 2), "draw": slice(1, 2)}
+# keyword arguments a reader sees in these calls only
+DISPLAYED_CALL_KEYWORDS = {"show": frozenset({"summary"}), "draw": frozenset({"summary"})}
+# widget attributes whose assigned text a reader sees: readout.value = f"...", w.description = "..."
+DISPLAY_ATTRIBUTES = frozenset({"value", "description"})
 # the start of an IPython line the Python parser refuses: %magic, %%cell magic, !shell
 MAGIC_LINE = re.compile(r"[ \t]*[%!]")
 # what makes a literal text rather than a number, a separator or a format
@@ -266,11 +280,33 @@ def called_name(call: ast.Call) -> str | None:
 
 
 def displayed_arguments(call: ast.Call) -> list[ast.expr]:
-    """The arguments of ``call`` that a reader sees: claim's sentence, what print
-    prints, and the values of the DISPLAY_KEYWORDS."""
+    """The arguments of ``call`` that a reader sees: the DISPLAYED_POSITIONS of its
+    positional arguments, and the values of the DISPLAY_KEYWORDS and of the
+    keywords DISPLAYED_CALL_KEYWORDS names for it."""
     name = called_name(call)
-    shown = call.args[:1] if name == "claim" else list(call.args) if name == "print" else []
-    return shown + [kw.value for kw in call.keywords if kw.arg in DISPLAY_KEYWORDS]
+    shown = call.args[DISPLAYED_POSITIONS[name]] if name in DISPLAYED_POSITIONS else []
+    keywords = DISPLAY_KEYWORDS | DISPLAYED_CALL_KEYWORDS.get(name, frozenset())
+    return shown + [kw.value for kw in call.keywords if kw.arg in keywords]
+
+
+def assigns_display_attribute(assign: ast.Assign) -> bool:
+    """Whether one of the targets of ``assign`` is ``something.value`` or another
+    of the DISPLAY_ATTRIBUTES (``a.value = b = "..."`` is one)."""
+    return any(isinstance(target, ast.Attribute) and target.attr in DISPLAY_ATTRIBUTES
+               for target in assign.targets)
+
+
+def displayed_nodes(tree: ast.Module) -> list[ast.expr]:
+    """The expressions of ``tree`` that sit where a reader sees them: the displayed
+    arguments of each call, the value of each assignment to a display attribute.
+    The one place that decides what a display position is."""
+    shown = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            shown += displayed_arguments(node)
+        elif isinstance(node, ast.Assign) and assigns_display_attribute(node):
+            shown.append(node.value)
+    return shown
 
 
 def is_text_literal(node: ast.AST) -> bool:
@@ -322,11 +358,10 @@ def literal_slots(source: str) -> list[tuple[Literal, ast.AST]]:
         return []
     line_starts = [0] + [i + 1 for i, char in enumerate(source) if char == "\n"]
     found = {}
-    for call in (node for node in ast.walk(tree) if isinstance(node, ast.Call)):
-        for node in filter(is_text_literal, displayed_arguments(call)):
-            start = offset_in(source, line_starts, node.lineno, node.col_offset)
-            end = offset_in(source, line_starts, node.end_lineno, node.end_col_offset)
-            found[start] = (Literal(start, end, source[start:end]), node)
+    for node in filter(is_text_literal, displayed_nodes(tree)):
+        start = offset_in(source, line_starts, node.lineno, node.col_offset)
+        end = offset_in(source, line_starts, node.end_lineno, node.end_col_offset)
+        found[start] = (Literal(start, end, source[start:end]), node)
     return [found[start] for start in sorted(found)]
 
 

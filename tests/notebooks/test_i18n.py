@@ -356,6 +356,46 @@ def test_display_literals_are_claims_prints_and_display_keywords_with_a_word():
     assert literals[2].start > CELL.index("ax.plot")
 
 
+FIGURE_CELL = """vizkit.show(fig, "Loss falls as steps pass")
+show(fig, summary=f"The curve ends at {loss:.3f} after training")
+draw(graph, "Graph with three nodes", highlight=hot)
+vizkit.show("Not a summary either", fig)
+show(fig, drawing.summary + " Both graphs match.")
+save(fig, "Second argument of another call")
+readout.value = f"<b>{depth} layers</b> need {mib:.1f} MiB"
+slider.description = box.value = "Micro-batches"
+readout.value += " more text"
+value = "Plain variable here"
+readout.layout = "Some layout"
+note.value = "Done" if ok else "Not yet done"
+"""
+FIGURE_SHOWN = ['"Loss falls as steps pass"', 'f"The curve ends at {loss:.3f} after training"',
+                '"Graph with three nodes"', 'f"<b>{depth} layers</b> need {mib:.1f} MiB"',
+                '"Micro-batches"']
+
+
+def test_figure_summaries_and_widget_texts_are_display_literals_only_as_literals():
+    """show/draw's second argument or summary=, and a literal assigned with = to
+    .value or .description; not a summary built by +, not another argument, not
+    an augmented assignment, a plain name, another attribute or a conditional."""
+    literals = i18n.display_literals(FIGURE_CELL)
+    assert [literal.text for literal in literals] == FIGURE_SHOWN
+    assert all(FIGURE_CELL[literal.start:literal.end] == literal.text for literal in literals)
+
+
+def test_a_translated_widget_text_and_summary_reverse_exactly():
+    entries = finished([('"Loss falls as steps pass"', '"损失随步数下降"'),
+                        ('"Micro-batches"', '"微批次"'),
+                        ('f"<b>{depth} layers</b> need {mib:.1f} MiB"',
+                         'f"<b>{depth} 层</b>需要 {mib:.1f} MiB"')])
+    chinese = i18n.translated_code(FIGURE_CELL, entries)
+    assert 'vizkit.show(fig, "损失随步数下降")' in chinese
+    assert 'slider.description = box.value = "微批次"' in chinese
+    assert 'readout.value = f"<b>{depth} 层</b>需要 {mib:.1f} MiB"' in chinese
+    assert 'value = "Plain variable here"' in chinese and '" Both graphs match."' in chinese
+    assert i18n.untranslated_code(chinese, entries) == FIGURE_CELL
+
+
 def test_magic_lines_are_blanked_only_when_the_cell_needs_it():
     """A line that starts with ``%`` inside brackets is Python (an operator), not a magic."""
     cell = 'print("Steps left:", total\n      % period)'
