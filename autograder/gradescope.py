@@ -297,7 +297,7 @@ def results_for(grade, seconds: float,
     ``hidden_visibility`` is the visibility of the hidden cases' tests. The text is in
     the language the submission was graded in (``grade.language``).
     """
-    language = getattr(grade, "language", "en")
+    language = grade.language
     tests, lines, scored = [], [], 0
     for n_ex, ex in enumerate(grade.exercises, start=1):
         units = case_units(ex)
