@@ -295,7 +295,8 @@ def grade_exercises(plan: Plan, cells: list[dict], language: str = "en") -> list
     if to_run:
         jobs = [Job(ex.id, ex.function, plan.inputs[ex.id], tuple(ex.forbid_imports),
                     plan.wall_s(ex), tuple(c.hidden for c in ex.cases)) for ex in to_run]
-        runs = run_submission(cells=cells, support=plan.support, jobs=jobs, limits=plan.limits())
+        runs = run_submission(cells=cells, support=plan.support, jobs=jobs, limits=plan.limits(),
+                              language=language)
         for ex, run in zip(to_run, runs, strict=True):
             try:
                 grades[ex.id] = _from_run(plan, ex, cells, run, language)

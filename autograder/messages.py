@@ -83,6 +83,37 @@ ENGLISH = {
     "cmp_unexpected": "unexpected {items}",
     "cmp_any_order": " (order does not matter)",
     "cmp_custom_failed": "custom comparison failed",
+    # what the sandbox says about a case it got no value for (autograder.sandbox)
+    "sb_too_large_parts": ("the returned value is too large to grade ({size} bytes, {items} parts "
+                           "once encoded; the limits are {line_bytes} bytes and {line_items} "
+                           "parts for one case): return just what the exercise asks for"),
+    "sb_too_large": ("the returned value is too large to grade ({size} bytes once encoded): "
+                     "return just what the exercise asks for"),
+    "sb_malformed": "the returned value is malformed: {error}",
+    "sb_unknown_result": "the sandbox sent an unknown result",
+    "sb_exit_none": "did not exit",
+    "sb_exit_signal": "was killed by signal {name}",
+    "sb_exit_status": "exited with status {code}",
+    "sb_how_exit": "ended the process",
+    "sb_how_closed": "closed the grader's channel",
+    "sb_how_cell_timeout": "did not finish in time",
+    "sb_how_timeout": "did not finish in time",
+    "sb_how_overflow": "sent back too much",
+    "sb_how_cpu": "used up its CPU time",
+    "sb_how_failed": "failed",
+    "sb_skipped": ("cell {index} {how} when it ran before this exercise's {kind} cases, so it "
+                   "was skipped for them (it still counts against its own exercise)"),
+    "sb_lost": ("the process {exit} while running this case; the remaining cases ran in a "
+                "fresh process"),
+    "sb_timeout": ("no result within the {limit} limit of {seconds} s for this exercise's "
+                   "{kind} cases"),
+    "sb_limit_cpu": "CPU-time",
+    "sb_limit_wall": "wall-clock",
+    "sb_closed": ("the exercise's code closed its channel to the grader (the result pipe) "
+                  "before returning a result for this case"),
+    "sb_overflow": ("the results were too large: your code sent back more than {mib} MiB for "
+                    "this exercise's {kind} cases; return just what the exercise asks for"),
+    "sb_died": "the exercise's process {exit} before returning a result for this case",
     # grading (autograder.grade): what a case or an exercise says in the gradebook
     "grade_missing_cell": ("no cell tagged as exercise {id!r} was found: it may have been "
                            "deleted; copy it back from the released notebook"),
@@ -190,8 +221,8 @@ ENGLISH = {
     "rp_end": ".",
     "rp_hidden_mark": " (hidden)",
     "rp_kind_mean": " Mean pass rate of {kind} cases: {pct}.",
-    "rp_public": "public",
-    "rp_hidden": "hidden",
+    "kind_public": "public",
+    "kind_hidden": "hidden",
     "rp_none_of": "No {what}.",
     "rp_tally_text": ("{count} distinct {what}; the {top} most common. Numbers are ignored "
                       "when grouping; the first variant seen is shown."),
@@ -289,8 +320,34 @@ CHINESE = {
     "cmp_unexpected": "多出 {items}",
     "cmp_any_order": "（顺序无关）",
     "cmp_custom_failed": "自定义比较未通过",
-    "grade_missing_cell": ("没有找到标记为练习 {id!r} 的单元格：它可能被删掉了；请从发布的 noteb"
-                           "ook 里把它复制回来"),
+    "sb_too_large_parts": ("返回值太大，无法评分（编码后 {size} 字节、{items} 个部分；一个测试用"
+                           "例的上限是 {line_bytes} 字节、{line_items} 个部分）：只返回练习要求"
+                           "的内容"),
+    "sb_too_large": "返回值太大，无法评分（编码后 {size} 字节）：只返回练习要求的内容",
+    "sb_malformed": "返回值格式有误：{error}",
+    "sb_unknown_result": "沙箱发回了无法识别的结果",
+    "sb_exit_none": "没有退出",
+    "sb_exit_signal": "被信号 {name} 终止了",
+    "sb_exit_status": "以状态码 {code} 退出了",
+    "sb_how_exit": "结束了进程",
+    "sb_how_closed": "关闭了与评分器的通道",
+    "sb_how_cell_timeout": "没有按时运行完",
+    "sb_how_timeout": "没有按时运行完",
+    "sb_how_overflow": "发回的数据太多",
+    "sb_how_cpu": "用完了 CPU 时间",
+    "sb_how_failed": "出错了",
+    "sb_skipped": ("第 {index} 个单元格在本练习的{kind}测试用例之前运行时{how}，所以运行这些测试"
+                   "用例时跳过了它（它仍然计入它自己的练习）"),
+    "sb_lost": "进程在运行这个测试用例时{exit}；其余测试用例在一个新进程中运行",
+    "sb_timeout": "本练习的{kind}测试用例在 {seconds} 秒的{limit}限制内没有得到结果",
+    "sb_limit_cpu": "CPU 时间",
+    "sb_limit_wall": "墙钟时间",
+    "sb_closed": "练习的代码在返回这个测试用例的结果之前关闭了与评分器的通道（结果管道）",
+    "sb_overflow": ("结果太大：你的代码为本练习的{kind}测试用例发回了超过 {mib} MiB 的数据；只返"
+                    "回练习要求的内容"),
+    "sb_died": "练习的进程在返回这个测试用例的结果之前{exit}",
+    "grade_missing_cell": ("没有找到标记为练习 {id!r} 的单元格：它可能被删掉了；请从发布的 "
+                           "notebook 里把它复制回来"),
     "grade_forbidden_by_name": ("导入了 {banned}，这个练习禁止导入它（禁止：{forbidden}）；本练"
                                 "习记 0 分"),
     "grade_grader_failed": ("评分器给这个练习评分时出错（{kind}）；暂记 0 分：请告诉老师，老师可"
@@ -389,8 +446,8 @@ CHINESE = {
     "rp_end": "。",
     "rp_hidden_mark": "（隐藏）",
     "rp_kind_mean": "{kind}测试用例的平均通过率：{pct}。",
-    "rp_public": "公开",
-    "rp_hidden": "隐藏",
+    "kind_public": "公开",
+    "kind_hidden": "隐藏",
     "rp_none_of": "没有{what}。",
     "rp_tally_text": ("共 {count} 种不同的{what}；下表列出最常见的 {top} 种。分组时忽略数字；显"
                       "示最先见到的写法。"),

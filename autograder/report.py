@@ -442,7 +442,7 @@ def case_text(s: ClassSummary) -> str:
     text = s.say("rp_cases_text", everyone=everyone, total=len(s.cases), pct=_pct(lowest),
                  worst=s.say("rp_list").join(worst[:3]))
     text += s.say("rp_and_more", more=len(worst) - 3) if len(worst) > 3 else s.say("rp_end")
-    for hidden, kind in ((False, "rp_public"), (True, "rp_hidden")):
+    for hidden, kind in ((False, "kind_public"), (True, "kind_hidden")):
         rates = [c.pass_rate for c in s.cases if c.hidden == hidden]
         if rates:
             text += s.say("rp_kind_mean", kind=s.say(kind), pct=_pct(statistics.fmean(rates)))
@@ -510,7 +510,7 @@ def _exercise_table(s: ClassSummary) -> str:
 
 def _case_table(s: ClassSummary) -> str:
     """Per case pass rate."""
-    rows = [[c.exercise, c.case, s.say("rp_hidden" if c.hidden else "rp_public"), c.students,
+    rows = [[c.exercise, c.case, s.say("kind_hidden" if c.hidden else "kind_public"), c.students,
              c.passed, _pct(c.pass_rate)] for c in s.cases]
     return _table(_columns(s, "exercise", "case", "kind", "students", "passed", "pass_rate"),
                   rows)

@@ -241,3 +241,20 @@ def test_an_english_gradebook_keeps_the_english_report(tmp_path):
         summary = class_summary(book, toy_lab())
     assert summary.language == "en"
     assert "<h2>Score distribution</h2>" in report_html(summary)
+
+
+LOOPS = "def scaled_sum(a, b):\n    while True:\n        pass\n"
+
+
+def test_the_sandbox_says_a_chinese_submission_timed_out_in_chinese(chinese_release, tmp_path):
+    lab, released = chinese_release
+    chinese = nbformat.read(released, as_version=4)
+    looping = with_code({"scaled_sum": LOOPS})
+    looping.metadata["autograder"] = dict(chinese.metadata["autograder"])
+    grade = grade_notebook(prepare(lab, time_limit=1.0), write(looping, tmp_path / "li.ipynb"))
+    cases = next(e for e in grade.exercises if e.exercise == "scaled_sum").cases
+    assert {c.status for c in cases} == {"timeout"}
+    public = [c.message for c in cases if not c.hidden]
+    assert all(m.startswith("本练习的公开测试用例在 1 秒的") and m.endswith("限制内没有得到结果")
+               for m in public), public
+    assert {c.message for c in cases if c.hidden} == {"超时"}
