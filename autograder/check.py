@@ -50,7 +50,7 @@ from chapters.language import chosen_language, notebook_path
 
 from . import codec
 from .compare import compare
-from .messages import language_of, message
+from .messages import language_of, message, metadata_language
 from .spec import PUBLIC_CASES, load_lab
 from .summarize import brief, clip, difference
 
@@ -227,7 +227,7 @@ def _from_public_json(data: dict, exercise_id: str) -> PublicExercise | None:
             cases = [(c["name"], codec.decode(c["args"]), codec.decode(c["kwargs"]),
                       codec.decode(c["expected"])) for c in ex["cases"]]
             hints = ex.get("hints") or ([ex["hint"]] if ex.get("hint") else [])
-            in_chinese = _language_tag(data) == "zh"
+            in_chinese = metadata_language(data) == "zh"
             return PublicExercise(ex["id"], ex["function"], compare_mode, ex["rtol"], ex["atol"],
                                   tuple(hints), ex["hidden_cases"], cases, data.get("lab", ""),
                                   tuple(hints) if in_chinese else ())
@@ -249,15 +249,6 @@ def _namespace(namespace):
     while frame is not None and frame.f_globals.get("__name__", "").startswith("autograder"):
         frame = frame.f_back
     return frame.f_globals if frame is not None else {}
-
-
-def _language_tag(metadata: dict) -> str | None:
-    """The language a notebook's or ``public_cases.json``'s metadata names, if any."""
-    for holder in (metadata, metadata.get("autograder") or {},
-                   metadata.get("course_edition") or {}):
-        if isinstance(holder, dict) and holder.get("language"):
-            return language_of(holder["language"])
-    return None
 
 
 def _session_notebook(namespace: dict) -> Path | None:
@@ -287,7 +278,8 @@ def _saved_notebook_language(path: str, mtime_ns: int) -> str | None:
     """The language in a saved notebook's metadata; cached per version of the file
     (``mtime_ns``), since a notebook saved with its figures can be megabytes."""
     try:
-        return _language_tag(json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {}))
+        notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+        return metadata_language(notebook.get("metadata", {}))
     except (OSError, ValueError, AttributeError):
         return None   # unreadable or foreign: the next source of the language decides
 
@@ -297,7 +289,7 @@ def _public_cases_language() -> str | None:
     if not public.is_file():
         return None
     try:
-        return _language_tag(json.loads(public.read_text()))
+        return metadata_language(json.loads(public.read_text()))
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -348,11 +340,11 @@ def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = Non
             result.status, result.got = "error", value
             result.message = say("not_receivable", error=err)
             continue
-        outcome = compare(expected, result.got, ex.compare, ex.rtol, ex.atol)
+        outcome = compare(expected, result.got, ex.compare, ex.rtol, ex.atol, language)
         if not outcome.ok:
             result.status, result.mask = "failed", outcome.mask
             result.message = difference(ex.compare, ex.rtol, ex.atol, expected, result.got,
-                                        outcome.message)
+                                        outcome.message, language)
     return report
 
 

@@ -10,6 +10,11 @@
     gradescope LAB [--out FILE.zip] [--hidden-visibility V]   Gradescope autograder zip
     gradescope-run LAB --submission DIR --results FILE   (inside Gradescope)
 
+Feedback, Gradescope results and the class report speak the language of the
+submitted notebooks (a lab released with ``--lang zh`` is graded, exported and
+reported in Chinese); no option chooses it, so one lab can be released in both
+languages and each student reads their own.
+
 ``LAB`` is a lab id (``lab1_graph``) or a directory containing ``spec.py``. The
 gradebook defaults to ``build/grades/<lab_id>/gradebook.sqlite3``. Exit status:
 0 when the grader worked (whatever the scores), 1 when the grader itself failed

@@ -23,6 +23,12 @@ A hidden case is recorded as its name, outcome and, for an error, the exception
 class when it is a built-in one: never the submission's message, printed output,
 returned value or the expected value, since all of those can carry the hidden
 input back to the student.
+
+The grader's own words (a case's message, an exercise's notes) are in the
+submission's language: the one its notebook's metadata names (a lab released
+with ``--lang zh`` says ``autograder.language = "zh"``), English otherwise
+(:func:`submission_language`). The exported feedback, the Gradescope results
+and the class report then speak it too, since the gradebook keeps it.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from tqdm import tqdm
 from . import codec
 from .compare import compare
 from .gradebook import Gradebook
+from .messages import message, metadata_language
 from .notebook import (
     exercise_cells,
     exercise_points,
@@ -101,6 +108,7 @@ class SubmissionGrade:
     exercises: list[ExerciseGrade]
     notes: list[str] = field(default_factory=list)
     status: str = "graded"
+    language: str = "en"
 
     @property
     def score(self) -> float:
@@ -138,12 +146,22 @@ BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
                                if isinstance(value, type) and issubclass(value, BaseException))
 
 
-def safe_error_type(name: str) -> str:
+def safe_error_type(name: str, language: str = "en") -> str:
     """The exception class a hidden case may report: a built-in one by name, any
     other as "an exception class of its own" (its name is the submission's choice)."""
     if not name:
         return ""
-    return name if name in BUILTIN_EXCEPTIONS else "an exception class of its own"
+    return name if name in BUILTIN_EXCEPTIONS else message(language, "grade_own_class")
+
+
+def submission_language(nb) -> str:
+    """The language a submitted notebook's metadata names (``autograder.language``,
+    written by ``release --lang``); English when it names none or one the grader
+    does not speak."""
+    try:
+        return metadata_language(dict(nb.get("metadata") or {})) or "en"
+    except (ValueError, TypeError, AttributeError):
+        return "en"
 
 
 def prepare(lab: LabSpec, time_limit: float | None = None, memory_mb: int = 1024,
@@ -225,12 +243,12 @@ def forbidden_in_source(source: str, forbid: tuple[str, ...]) -> list[str]:
     return sorted(t for t in tops if t in forbid)
 
 
-def _invalid(plan: Plan, status: str, message: str) -> list[ExerciseGrade]:
+def _invalid(plan: Plan, status: str, text: str) -> list[ExerciseGrade]:
     grades = []
     for ex in plan.lab.exercises:
-        cases = [CaseGrade(c.name, c.hidden, status, 0.0, _case_max(plan, ex, c), message)
+        cases = [CaseGrade(c.name, c.hidden, status, 0.0, _case_max(plan, ex, c), text)
                  for c in ex.cases]
-        grades.append(ExerciseGrade(ex.id, 0.0, plan.points[ex.id], status, message, cases))
+        grades.append(ExerciseGrade(ex.id, 0.0, plan.points[ex.id], status, text, cases))
     return grades
 
 
@@ -242,34 +260,34 @@ def _code_hash(own: list[dict]) -> str:
     return hashlib.sha256("\n".join(c["source"] for c in own).encode()).hexdigest()[:16]
 
 
-def _without_run(plan: Plan, ex: Exercise, cells: list[dict]) -> ExerciseGrade | None:
+def _without_run(plan: Plan, ex: Exercise, cells: list[dict],
+                 language: str) -> ExerciseGrade | None:
     """The grade of an exercise that need not run: its cell is missing, or it
     imports a forbidden module by name. ``None`` if it must run."""
     own = [c for c in cells if c["exercise"] == ex.id]
     if not own:
-        message = (f"no cell tagged as exercise {ex.id!r} was found: it may have been deleted; "
-                   "copy it back from the released notebook")
+        text = message(language, "grade_missing_cell", id=ex.id)
         status = "missing"
     else:
         banned = sorted({m for c in own for m in forbidden_in_source(c["source"],
                                                                      ex.forbid_imports)})
         if not banned:
             return None
-        message = (f"imports {', '.join(banned)}, which this exercise forbids "
-                   f"(forbidden: {', '.join(ex.forbid_imports)}); the exercise scores 0")
+        text = message(language, "grade_forbidden_by_name", banned=", ".join(banned),
+                       forbidden=", ".join(ex.forbid_imports))
         status = "forbidden_import"
-    cases = [CaseGrade(c.name, c.hidden, status, 0.0, _case_max(plan, ex, c), message)
+    cases = [CaseGrade(c.name, c.hidden, status, 0.0, _case_max(plan, ex, c), text)
              for c in ex.cases]
-    return ExerciseGrade(ex.id, 0.0, plan.points[ex.id], status, message, cases, _code_hash(own))
+    return ExerciseGrade(ex.id, 0.0, plan.points[ex.id], status, text, cases, _code_hash(own))
 
 
-def grade_exercises(plan: Plan, cells: list[dict]) -> list[ExerciseGrade]:
+def grade_exercises(plan: Plan, cells: list[dict], language: str = "en") -> list[ExerciseGrade]:
     """Grade every exercise of one submission (``cells``: its exercise cells), running
-    those that need it in one sandbox."""
+    those that need it in one sandbox; the grader's messages are in ``language``."""
     grades: dict[str, ExerciseGrade] = {}
     to_run = []
     for ex in plan.lab.exercises:
-        fixed = _without_run(plan, ex, cells)
+        fixed = _without_run(plan, ex, cells, language)
         if fixed is not None:
             grades[ex.id] = fixed
         else:
@@ -277,42 +295,41 @@ def grade_exercises(plan: Plan, cells: list[dict]) -> list[ExerciseGrade]:
     if to_run:
         jobs = [Job(ex.id, ex.function, plan.inputs[ex.id], tuple(ex.forbid_imports),
                     plan.wall_s(ex), tuple(c.hidden for c in ex.cases)) for ex in to_run]
-        runs = run_submission(cells=cells, support=plan.support, jobs=jobs, limits=plan.limits())
+        runs = run_submission(cells=cells, support=plan.support, jobs=jobs, limits=plan.limits(),
+                              language=language)
         for ex, run in zip(to_run, runs, strict=True):
             try:
-                grades[ex.id] = _from_run(plan, ex, cells, run)
+                grades[ex.id] = _from_run(plan, ex, cells, run, language)
             except Exception as err:  # never lose the submission's row over one exercise
-                grades[ex.id] = _grader_error(plan, ex, cells, err)
+                grades[ex.id] = _grader_error(plan, ex, cells, err, language)
     return [grades[ex.id] for ex in plan.lab.exercises]
 
 
-def _grader_error(plan: Plan, ex: Exercise, cells: list[dict], err: Exception) -> ExerciseGrade:
-    message = (f"the grader failed while grading this exercise ({type(err).__name__}); it "
-               "scores 0 for now: tell your instructor, who can re-grade it")
-    cases = [CaseGrade(c.name, c.hidden, "grader_error", 0.0, _case_max(plan, ex, c), message)
+def _grader_error(plan: Plan, ex: Exercise, cells: list[dict], err: Exception,
+                  language: str) -> ExerciseGrade:
+    text = message(language, "grade_grader_failed", kind=type(err).__name__)
+    cases = [CaseGrade(c.name, c.hidden, "grader_error", 0.0, _case_max(plan, ex, c), text)
              for c in ex.cases]
     own = [c for c in cells if c["exercise"] == ex.id]
-    return ExerciseGrade(ex.id, 0.0, plan.points[ex.id], "grader_error", message, cases,
+    return ExerciseGrade(ex.id, 0.0, plan.points[ex.id], "grader_error", text, cases,
                          _code_hash(own))
 
 
-def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run) -> ExerciseGrade:
+def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run, language: str) -> ExerciseGrade:
     own = [c for c in cells if c["exercise"] == ex.id]
     notes = []
     if len(own) > 1:
-        notes.append(f"exercise {ex.id!r} appears in {len(own)} cells; all run in notebook "
-                     "order, so the last definition counts")
+        notes.append(message(language, "grade_several_cells", id=ex.id, count=len(own)))
     own_errors = [e["error"] for e in run.cell_errors if e["own"]]
     forbidden = sorted(set(run.forbidden))
     cases = []
     for case, outcome, expected in zip(ex.cases, run.outcomes, plan.expected[ex.id], strict=True):
-        cases.append(_grade_case(plan, ex, case, outcome, expected, own_errors))
+        cases.append(_grade_case(plan, ex, case, outcome, expected, own_errors, language))
     if forbidden:
-        message = (f"imported {', '.join(forbidden)} while running, which this exercise forbids; "
-                   "the exercise scores 0")
+        text = message(language, "grade_forbidden_run", banned=", ".join(forbidden))
         for c in cases:
-            c.status, c.score, c.message = "forbidden_import", 0.0, message
-        notes.insert(0, message)
+            c.status, c.score, c.message = "forbidden_import", 0.0, text
+        notes.insert(0, text)
     score = sum(c.score for c in cases)
     statuses = {c.status for c in cases}
     if forbidden:
@@ -328,72 +345,77 @@ def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run) -> ExerciseGrade
     else:
         status = "partial" if score > 0 else "failed"
     if own_errors:
-        notes.append("your exercise cell raised when run: " + own_errors[0].splitlines()[-1])
+        notes.append(message(language, "grade_cell_raised", error=own_errors[0].splitlines()[-1]))
     notes += run.cell_notes
     return ExerciseGrade(ex.id, score, plan.points[ex.id], status, "\n".join(notes), cases,
                          _code_hash(own), run.stdout, run.stderr, run.total_s, run.timed_out,
                          all(c.status == "crashed" for c in cases), run.notes)
 
 
-def _grade_case(plan, ex, case, outcome, expected, own_errors) -> CaseGrade:
+def _grade_case(plan, ex, case, outcome, expected, own_errors, language) -> CaseGrade:
     """Score one case; a hidden one keeps only its name, outcome and a safe error class."""
     try:
-        grade = _grade_case_fully(plan, ex, case, outcome, expected, own_errors)
+        grade = _grade_case_fully(plan, ex, case, outcome, expected, own_errors, language)
     except Exception as err:  # whatever came back, this case scores 0 with a reason
         grade = CaseGrade(case.name, case.hidden, "error", 0.0, _case_max(plan, ex, case),
-                          f"the grader could not read this result ({type(err).__name__})",
+                          message(language, "grade_unreadable_result", kind=type(err).__name__),
                           0.0, None)
     if case.hidden:
         grade.detail = None
-        grade.error_type = safe_error_type(grade.error_type)
-        grade.message = _hidden_message(grade)
+        grade.error_type = safe_error_type(grade.error_type, language)
+        grade.message = _hidden_message(grade, language)
     return grade
 
 
-def _hidden_message(grade: CaseGrade) -> str:
+HIDDEN_OUTCOMES = ("failed", "error", "not_attempted", "timeout", "crashed", "too_large",
+                   "forbidden_import", "missing")
+"""Statuses a hidden case names in words (``hidden_<status>`` in autograder.messages)."""
+
+
+def _hidden_message(grade: CaseGrade, language: str) -> str:
     """What a hidden case may say: the outcome, and the exception class for an error."""
     if grade.status == "passed":
         return ""
     if grade.status == "error" and grade.error_type:
-        return f"raised {grade.error_type}"
-    return {"failed": "wrong result", "error": "an error (details are not shown for a hidden "
-            "case)", "not_attempted": "not attempted", "timeout": "timed out",
-            "crashed": "the process died", "too_large": "the returned value was too large",
-            "forbidden_import": "imports a module this exercise forbids",
-            "missing": "the function is missing"}.get(grade.status, grade.status)
+        return message(language, "hidden_raised", kind=grade.error_type)
+    if grade.status in HIDDEN_OUTCOMES:
+        return message(language, f"hidden_{grade.status}")
+    return grade.status
 
 
-def _grade_case_fully(plan, ex, case, outcome, expected, own_errors) -> CaseGrade:
+def _grade_case_fully(plan, ex, case, outcome, expected, own_errors, language) -> CaseGrade:
     max_score = _case_max(plan, ex, case)
     detail = None if case.hidden else {"args": brief(case.args, DETAIL_CHARS),
                                        "kwargs": brief(case.kwargs, DETAIL_CHARS),
                                        "expected": brief(expected, DETAIL_CHARS)}
-    status, message = outcome.status, outcome.message
+    status, text = outcome.status, outcome.message
     if status == "returned":
         if detail is not None:
             detail["got"] = brief(outcome.value, DETAIL_CHARS)
         try:
-            result = compare(expected, outcome.value, ex.compare, ex.rtol, ex.atol)
+            result = compare(expected, outcome.value, ex.compare, ex.rtol, ex.atol, language)
         except Exception as err:  # a custom compare choking on odd input: the value is wrong
             return CaseGrade(case.name, case.hidden, "failed", 0.0, max_score,
-                             f"could not compare: {type(err).__name__}: {err}", outcome.seconds,
-                             detail)
+                             message(language, "grade_could_not_compare",
+                                     kind=type(err).__name__, error=err),
+                             outcome.seconds, detail)
         if result.ok:
             return CaseGrade(case.name, case.hidden, "passed", max_score, max_score, "",
                              outcome.seconds, detail)
-        message = "wrong result" if case.hidden else "wrong result: " + difference(
-            ex.compare, ex.rtol, ex.atol, expected, outcome.value, result.message)
-        return CaseGrade(case.name, case.hidden, "failed", 0.0, max_score, message,
+        text = message(language, "grade_wrong") if case.hidden else message(
+            language, "grade_wrong_because", difference=difference(
+                ex.compare, ex.rtol, ex.atol, expected, outcome.value, result.message, language))
+        return CaseGrade(case.name, case.hidden, "failed", 0.0, max_score, text,
                          outcome.seconds, detail)
     mapped = {"not_attempted": "not_attempted", "raised": "error", "unencodable": "error",
               "forbidden": "forbidden_import", "missing": "error", "timeout": "timeout",
               "crashed": "crashed", "too_large": "too_large"}[status]
     if status == "not_attempted":
-        message = "not attempted (the function still raises NotImplementedError)"
+        text = message(language, "grade_not_attempted")
     elif status == "missing" and own_errors:
-        message = (f"your exercise cell failed before defining {ex.function!r}:\n"
-                   f"{own_errors[0]}")
-    return CaseGrade(case.name, case.hidden, mapped, 0.0, max_score, message, outcome.seconds,
+        text = message(language, "grade_failed_before", function=ex.function,
+                       error=own_errors[0])
+    return CaseGrade(case.name, case.hidden, mapped, 0.0, max_score, text, outcome.seconds,
                      detail, outcome.error_type if mapped == "error" else "")
 
 
@@ -417,10 +439,10 @@ def grade_notebook(plan: Plan, path: Path, id_from: str = "filename") -> Submiss
     nb, notes = read_submission(path)
     student = student_id(path, nb, id_from)
     if nb is None:
-        message = "; ".join(notes)
         return SubmissionGrade(student, str(path), file_hash, plan.fingerprint,
-                               _invalid(plan, "invalid_submission", message), notes,
+                               _invalid(plan, "invalid_submission", "; ".join(notes)), notes,
                                "invalid_submission")
+    language = submission_language(nb)
     known = {ex.id for ex in plan.lab.exercises}
     cells = []
     for cell in exercise_cells(nb):
@@ -428,15 +450,15 @@ def grade_notebook(plan: Plan, path: Path, id_from: str = "filename") -> Submiss
             cells.append({"index": cell.index, "exercise": cell.exercise_id,
                           "source": runnable_source(cell.source)})
         else:
-            notes.append(f"cell {cell.index} is tagged with unknown exercise "
-                         f"{cell.exercise_id!r}; ignored")
-    exercises = grade_exercises(plan, cells)
+            notes.append(message(language, "grade_unknown_exercise", index=cell.index,
+                                 id=cell.exercise_id))
+    exercises = grade_exercises(plan, cells, language)
     for ex in exercises:
         if ex.message:
             notes.append(f"{ex.exercise}: {ex.message}")
     status = "failed_to_run" if all(e.crashed for e in exercises) else "graded"
     return SubmissionGrade(student, str(path), file_hash, plan.fingerprint, exercises, notes,
-                           status)
+                           status, language)
 
 
 def submissions_in(directory: Path) -> list[Path]:

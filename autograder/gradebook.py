@@ -3,7 +3,9 @@
 Tables:
 
 * ``submissions`` — one row per student: file, its SHA-256, the lab fingerprint it
-  was graded against, total score, status and notes (sandbox isolation included).
+  was graded against, total score, status, notes (sandbox isolation included) and
+  the language the grader wrote its messages in (the submitted notebook's, ``en``
+  or ``zh``), which the feedback, Gradescope and the class report then speak.
 * ``exercises`` — one row per student x exercise: score, status, message, the
   submitted code's hash, captured (truncated) stdout/stderr, time.
 * ``cases`` — one row per student x exercise x case: score, status, message,
@@ -30,7 +32,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS submissions (
     lab TEXT NOT NULL, student TEXT NOT NULL, path TEXT, file_hash TEXT,
     lab_fingerprint TEXT, graded_at TEXT, score REAL, max_score REAL, status TEXT,
-    notes TEXT, PRIMARY KEY (lab, student));
+    notes TEXT, language TEXT, PRIMARY KEY (lab, student));
 CREATE TABLE IF NOT EXISTS exercises (
     lab TEXT NOT NULL, student TEXT NOT NULL, exercise TEXT NOT NULL, position INTEGER,
     score REAL, max_score REAL, status TEXT, message TEXT, code_hash TEXT,
@@ -61,9 +63,14 @@ class Gradebook:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(cases)")}
-        if "error_type" not in columns:  # a gradebook written before the column existed
-            self.db.execute("ALTER TABLE cases ADD COLUMN error_type TEXT")
+        self._add_column("cases", "error_type")   # gradebooks written before these columns
+        self._add_column("submissions", "language")
+
+    def _add_column(self, table: str, column: str) -> None:
+        """Add a TEXT ``column`` to ``table`` if the file predates it."""
+        columns = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
 
     def __enter__(self):
         return self
@@ -99,9 +106,12 @@ class Gradebook:
                                 ex.code_hash,
                                 None if case.hidden else json.dumps(case.detail),
                                 case.error_type or None))
-            db.execute("INSERT INTO submissions VALUES (?,?,?,?,?,?,?,?,?,?)",
+            db.execute("INSERT INTO submissions (lab, student, path, file_hash, lab_fingerprint,"
+                       " graded_at, score, max_score, status, notes, language)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                        (*key, grade.path, grade.file_hash, grade.fingerprint, _now(),
-                        grade.score, grade.max_score, grade.status, "\n".join(grade.notes)))
+                        grade.score, grade.max_score, grade.status, "\n".join(grade.notes),
+                        grade.language))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

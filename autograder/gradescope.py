@@ -43,16 +43,16 @@ import traceback
 import zipfile
 from pathlib import Path
 
-from .export import LABELS
-from .grade import safe_error_type
+from .export import label
+from .grade import grade_notebook, prepare, safe_error_type, submission_language
+from .messages import message
+from .notebook import read_submission
+from .spec import load_lab
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("pyproject.toml", "README.md", "chapters", "vizkit", "autograder", "labs")
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 DEFAULT_HIDDEN_VISIBILITY = "after_published"
-WHEN_SHOWN = {"hidden": "their results are not shown",
-              "after_due_date": "their results are shown after the due date",
-              "after_published": "their results are shown when grades are published"}
 QUANTUM = 2.0 ** -20
 """Scores are reported as whole multiples of this binary fraction. Such numbers add
 up exactly in floating point (and in decimal), in any order, so the tests' maxima
@@ -222,53 +222,64 @@ def case_units(ex) -> list[tuple[int, int]]:
             for case, top in zip(ex.cases, maxima, strict=True)]
 
 
-def _error_class(case) -> str:
+def _error_class(case, language: str) -> str:
     """The exception class an erring case raised, as a hidden case may show it
     (see :func:`autograder.grade.safe_error_type`); ``""`` when the grade does not say."""
-    return safe_error_type(getattr(case, "error_type", "") or "")
+    return safe_error_type(getattr(case, "error_type", "") or "", language)
 
 
-def _hidden_output(case) -> str:
+def _hidden_output(case, language: str) -> str:
     """A hidden case's output: its outcome (and an error's exception class), nothing else."""
-    output = f"hidden case: {LABELS.get(case.status, case.status)}"
-    error_class = _error_class(case) if case.status == "error" else ""
+    output = message(language, "gs_hidden_output", label=label(case.status, language))
+    error_class = _error_class(case, language) if case.status == "error" else ""
     return output + (f" ({error_class})" if error_class else "")
 
 
-def _public_output(case) -> str:
+def _public_output(case, language: str) -> str:
     """A public case's output: outcome, message, input, expected and what came back."""
-    output = LABELS.get(case.status, case.status) + (f": {case.message}" if case.message else "")
+    def line(key: str, value) -> str:
+        return "\n" + message(language, "fb_item", label=message(language, key), value=value)
+
+    status = label(case.status, language)
+    output = message(language, "fb_item", label=status, value=case.message) if case.message \
+        else status
     if case.detail:
-        output += (f"\ninput: {case.detail.get('args')}\nexpected: "
-                   f"{case.detail.get('expected')}")
+        output += line("fb_input", case.detail.get("args")) + line(
+            "fb_expected", case.detail.get("expected"))
         if "got" in case.detail:
-            output += f"\ngot: {case.detail['got']}"
+            output += line("fb_got", case.detail["got"])
     return output
 
 
 def _test(number: str, exercise: str, case, units: tuple[int, int],
-          hidden_visibility: str) -> dict:
-    """One Gradescope test for one case."""
+          hidden_visibility: str, language: str) -> dict:
+    """One Gradescope test for one case; its name and output are in ``language``, its keys
+    and statuses Gradescope's."""
     score, top = units
-    return {"name": f"{exercise}: {case.name}" + (" (hidden)" if case.hidden else ""),
+    output = _hidden_output(case, language) if case.hidden else _public_output(case, language)
+    return {"name": f"{exercise}: {case.name}"
+                    + (message(language, "gs_hidden_test") if case.hidden else ""),
             "number": number, "score": score * QUANTUM, "max_score": top * QUANTUM,
             "status": "passed" if case.status == "passed" else "failed",
-            "output": (_hidden_output(case) if case.hidden else _public_output(case))[:8000],
+            "output": output[:8000],
             "visibility": hidden_visibility if case.hidden else "visible"}
 
 
-def _exercise_line(ex, units: list[tuple[int, int]], hidden_visibility: str) -> str:
+def _exercise_line(ex, units: list[tuple[int, int]], hidden_visibility: str,
+                   language: str) -> str:
     """The summary line of one exercise; while hidden cases are not shown, it counts
     the public cases only, so the hidden ones' outcomes cannot be worked out from it."""
     if hidden_visibility == "visible":
         score = sum(s for s, _ in units) * QUANTUM
         top = sum(t for _, t in units) * QUANTUM
-        return f"{ex.exercise}: {score:g} / {top:g} ({LABELS.get(ex.status, ex.status)})"
+        return message(language, "fb_exercise", id=ex.exercise, score=f"{score:g}",
+                       max=f"{top:g}", label=label(ex.status, language))
     public = [c for c in ex.cases if not c.hidden]
     hidden = len(ex.cases) - len(public)
-    line = (f"{ex.exercise}: {sum(c.status == 'passed' for c in public)} of {len(public)} "
-            "public cases passed")
-    return line + (f"; {hidden} hidden case(s): {WHEN_SHOWN[hidden_visibility]}"
+    line = message(language, "gs_public_line", id=ex.exercise, total=len(public),
+                   passed=sum(c.status == "passed" for c in public))
+    when = message(language, f"gs_when_{hidden_visibility}")
+    return line + (message(language, "gs_hidden_count", hidden=hidden, when=when)
                    if hidden else "")
 
 
@@ -283,59 +294,63 @@ def results_for(grade, seconds: float,
                 hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY) -> dict:
     """Gradescope results for one :class:`autograder.grade.SubmissionGrade`.
 
-    ``hidden_visibility`` is the visibility of the hidden cases' tests.
+    ``hidden_visibility`` is the visibility of the hidden cases' tests. The text is in
+    the language the submission was graded in (``grade.language``).
     """
+    language = grade.language
     tests, lines, scored = [], [], 0
     for n_ex, ex in enumerate(grade.exercises, start=1):
         units = case_units(ex)
         scored += sum(score for score, _ in units)
-        lines.append(_exercise_line(ex, units, hidden_visibility))
-        tests += [_test(f"{n_ex}.{n_case}", ex.exercise, case, u, hidden_visibility)
+        lines.append(_exercise_line(ex, units, hidden_visibility, language))
+        tests += [_test(f"{n_ex}.{n_case}", ex.exercise, case, u, hidden_visibility, language)
                   for n_case, (case, u) in enumerate(zip(ex.cases, units, strict=True), start=1)]
     notes = "\n".join(n for n in grade.notes if "sandbox" not in n)
     return _results(scored * QUANTUM, "\n".join(lines) + ("\n\n" + notes if notes else ""),
                     tests, seconds)
 
 
-def failure_results(message: str, seconds: float = 0.0) -> dict:
+def failure_results(why: str, seconds: float = 0.0, language: str = "en") -> dict:
     """Results for a submission the grader could not grade: score 0 and why."""
-    return _results(0.0, "The autograder could not grade this submission. This is not a "
-                         "judgement of your work; tell your instructor.\n\n" + message,
-                    [], seconds)
+    return _results(0.0, message(language, "gs_failure") + "\n\n" + why, [], seconds)
+
+
+def _notebook_language(path: Path) -> str:
+    """The language a submitted notebook names in its metadata (English if it names none
+    or cannot be read)."""
+    nb, _ = read_submission(path)
+    return submission_language(nb) if nb is not None else "en"
 
 
 def run(lab_id: str, submission_dir: Path | str, results_path: Path | str,
         hidden_visibility: str = DEFAULT_HIDDEN_VISIBILITY) -> int:
     """Grade the one notebook in ``submission_dir``; always write ``results_path``.
 
-    Returns 0 when grading ran (whatever the score), 1 when the grader failed.
+    Returns 0 when grading ran (whatever the score), 1 when the grader failed. The
+    results speak the submitted notebook's language (see :mod:`autograder.grade`).
     """
-    from .grade import grade_notebook, prepare
-    from .spec import load_lab
-
     start = time.perf_counter()
     results_path = Path(results_path)
     results_path.parent.mkdir(parents=True, exist_ok=True)
-    code = 0
+    code, language = 0, "en"
     try:
         notebooks = sorted(Path(submission_dir).rglob("*.ipynb"))
         notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
         if not notebooks:
-            results = failure_results("No .ipynb file was found in your submission; upload your "
-                                      "lab notebook.")
-            results["output"] = results["output"].replace(
-                "The autograder could not grade this submission. This is not a judgement of "
-                "your work; tell your instructor.\n\n", "")
+            results = _results(0.0, message(language, "gs_no_notebook"), [], 0.0)
         else:
+            language = _notebook_language(notebooks[0])
             plan = prepare(load_lab(lab_id))
             grade = grade_notebook(plan, notebooks[0])
             results = results_for(grade, time.perf_counter() - start, hidden_visibility)
             if len(notebooks) > 1:
-                results["output"] += (f"\n\n{len(notebooks)} notebooks were submitted; graded "
-                                      f"{notebooks[0].name}.")
+                results["output"] += "\n\n" + message(language, "gs_several",
+                                                       count=len(notebooks),
+                                                       name=notebooks[0].name)
     except Exception:
         code = 1
-        results = failure_results(traceback.format_exc(limit=5), time.perf_counter() - start)
+        results = failure_results(traceback.format_exc(limit=5), time.perf_counter() - start,
+                                  language)
     results["execution_time"] = int(round(time.perf_counter() - start))
     results_path.write_text(json.dumps(results, indent=1))
     return code

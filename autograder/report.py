@@ -11,6 +11,11 @@ one message count together) and exception classes; per exercise, who passed
 every public case but failed a hidden one; the slowest submissions; and who did
 not attempt the lab. Everything taken from the gradebook is HTML-escaped: case
 messages carry whatever a student's code raised.
+
+The page speaks the class's language: the one most submissions were graded in
+(a lab released with ``--lang zh`` is graded in Chinese: see
+:mod:`autograder.grade`), English on a tie; the words are
+:mod:`autograder.messages`'s.
 """
 
 from __future__ import annotations
@@ -20,14 +25,16 @@ import math
 import re
 import statistics
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from .export import HTML_LANG, submission_language
 from .gradebook import Gradebook
+from .messages import message
 from .spec import LabSpec
 
 TOP = 10
@@ -113,11 +120,23 @@ class ClassSummary:
     exceptions: list[Tally]                    # most students first
     seconds: list[tuple[str, float]]           # slowest first
     not_attempted: list[str]
+    language: str = "en"                       # the page's: see class_language
 
     @property
     def scores(self) -> list[float]:
         """Every submission's total score."""
         return list(self.totals.values())
+
+    def say(self, key: str, **fields) -> str:
+        """The message ``key`` in the report's language."""
+        return message(self.language, key, **fields)
+
+
+def class_language(submissions: list[dict]) -> str:
+    """The language most submissions were graded in; English on a tie (or with none)."""
+    counts = Counter(submission_language(s) for s in submissions)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0] != "en"))
+    return ranked[0][0] if ranked else "en"
 
 
 def headline(status: str, message: str | None) -> str:
@@ -268,7 +287,8 @@ def class_summary(book: Gradebook, lab: LabSpec) -> ClassSummary:
         messages=_tally(failing, lambda c: headline(c["status"], c["message"])),
         exceptions=_tally(failing, exception_class),
         seconds=_seconds(submissions, exercises),
-        not_attempted=_not_attempted(submissions, exercises))
+        not_attempted=_not_attempted(submissions, exercises),
+        language=class_language(submissions))
 
 
 # ---------------------------------------------------------------------------- rendering
@@ -344,38 +364,39 @@ def _layout(fig, title: str, height: int = 380):
 def score_figure(s: ClassSummary):
     """Histogram of total scores (bars over ``s.bins``)."""
     labels = [f"{_num(lo)}–{_num(hi)}" for lo, hi, _ in s.bins]
+    hover = s.say("rp_hover_scores", x="%{x}", y="%{y}") + "<extra></extra>"
     fig = go.Figure(go.Bar(x=labels, y=[n for *_, n in s.bins], marker_color="#3e7cb1",
-                           hovertemplate="%{x} points: %{y} students<extra></extra>"))
-    fig.update_xaxes(title=f"total score (of {_num(s.max_score)})")
-    fig.update_yaxes(title="students",  # ticks at whole students
+                           hovertemplate=hover))
+    fig.update_xaxes(title=s.say("rp_axis_total", max=_num(s.max_score)))
+    fig.update_yaxes(title=s.say("rp_axis_students"),  # ticks at whole students
                      dtick=max(1, math.ceil(max(n for *_, n in s.bins) / 8)))
-    return _layout(fig, "Total scores")
+    return _layout(fig, s.say("rp_fig_scores"))
 
 
 def score_text(s: ClassSummary) -> str:
     """The score histogram in words: mean, median, extremes, the most common range."""
     scores = s.scores
     mean, top = statistics.fmean(scores), s.max_score or 1.0
-    full = sum(x >= s.max_score for x in scores)
     lo, hi, n = max(s.bins, key=lambda b: b[2])
-    return (f"{len(scores)} submissions. Mean {_num(mean)} of {_num(s.max_score)} "
-            f"({_pct(mean / top)}), median {_num(statistics.median(scores))}, "
-            f"lowest {_num(min(scores))}, highest {_num(max(scores))}. "
-            f"{full} scored full marks and {sum(x == 0 for x in scores)} scored 0. "
-            f"The most common range is {_num(lo)}–{_num(hi)} points ({n} students).")
+    return s.say("rp_scores_text", count=len(scores), mean=_num(mean), max=_num(s.max_score),
+                 pct=_pct(mean / top), median=_num(statistics.median(scores)),
+                 low=_num(min(scores)), high=_num(max(scores)),
+                 full=sum(x >= s.max_score for x in scores),
+                 zero=sum(x == 0 for x in scores), lo=_num(lo), hi=_num(hi), n=n)
 
 
 def exercise_figure(s: ClassSummary):
     """Per exercise: share passing every case and mean score, as percentages."""
     ids = [e.exercise for e in s.exercises]
     fig = go.Figure([
-        go.Bar(name="passed every case", x=ids, y=[100 * e.pass_rate for e in s.exercises],
+        go.Bar(name=s.say("rp_passed_every"), x=ids,
+               y=[100 * e.pass_rate for e in s.exercises],
                marker_color="#3e7cb1", hovertemplate="%{x}: %{y:.0f}%<extra></extra>"),
-        go.Bar(name="mean score", x=ids,
+        go.Bar(name=s.say("rp_mean_score"), x=ids,
                y=[100 * e.mean_fraction for e in s.exercises],
                marker_color="#9fb3c8", hovertemplate="%{x}: %{y:.0f}%<extra></extra>")])
-    fig.update_yaxes(title="% of students / of points", range=[0, 100])
-    return _layout(fig, "Exercises")
+    fig.update_yaxes(title=s.say("rp_axis_percent"), range=[0, 100])
+    return _layout(fig, s.say("rp_fig_exercises"))
 
 
 def exercise_text(s: ClassSummary) -> str:
@@ -383,12 +404,12 @@ def exercise_text(s: ClassSummary) -> str:
     rate, then by mean score)."""
     ranked = sorted(s.exercises, key=lambda e: (e.pass_rate, e.mean_fraction))
     hard, easy = ranked[0], ranked[-1]
-    text = (f"Hardest exercise: {hard.exercise}, where {hard.passed} of {hard.students} "
-            f"students ({_pct(hard.pass_rate)}) passed every case; mean score "
-            f"{_pct(hard.mean_fraction)}.")
+    text = s.say("rp_hardest", id=hard.exercise, passed=hard.passed, students=hard.students,
+                 pct=_pct(hard.pass_rate), mean=_pct(hard.mean_fraction))
     if easy is not hard:
-        text += (f" Easiest: {easy.exercise}, {easy.passed} of {easy.students} "
-                 f"({_pct(easy.pass_rate)}); mean score {_pct(easy.mean_fraction)}.")
+        text += s.say("rp_easiest", id=easy.exercise, passed=easy.passed,
+                      students=easy.students, pct=_pct(easy.pass_rate),
+                      mean=_pct(easy.mean_fraction))
     return text
 
 
@@ -397,8 +418,8 @@ def case_figure(s: ClassSummary):
     long case names stay readable), public and hidden cases in two colours."""
     labels = [f"{c.exercise} / {c.case}" for c in s.cases]
     traces = []
-    for hidden, name, colour in ((False, "public case", "#3e7cb1"),
-                                 (True, "hidden case", "#d9822b")):
+    for hidden, name, colour in ((False, s.say("rp_public_case"), "#3e7cb1"),
+                                 (True, s.say("rp_hidden_case"), "#d9822b")):
         mine = [(label, c) for label, c in zip(labels, s.cases, strict=True)
                 if c.hidden == hidden]
         traces.append(go.Bar(name=name, y=[label for label, _ in mine],
@@ -407,24 +428,24 @@ def case_figure(s: ClassSummary):
     fig = go.Figure(traces)
     fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed",
                      automargin=True)
-    fig.update_xaxes(title="% of students passing", range=[0, 100])
+    fig.update_xaxes(title=s.say("rp_axis_passing"), range=[0, 100])
     fig.update_layout(barmode="overlay")   # one bar per row, centred on it
-    return _layout(fig, "Cases", height=140 + 22 * len(labels))
+    return _layout(fig, s.say("rp_fig_cases"), height=140 + 22 * len(labels))
 
 
 def case_text(s: ClassSummary) -> str:
     """The case chart in words: cases everyone passed, the worst cases, public vs hidden."""
     lowest = min(c.pass_rate for c in s.cases)
-    worst = [f"{c.exercise} / {c.case}{' (hidden)' if c.hidden else ''}"
+    worst = [f"{c.exercise} / {c.case}{s.say('rp_hidden_mark') if c.hidden else ''}"
              for c in s.cases if c.pass_rate == lowest]
     everyone = sum(c.passed == c.students for c in s.cases)
-    text = (f"{everyone} of {len(s.cases)} cases were passed by every student. Lowest pass "
-            f"rate, {_pct(lowest)}: {', '.join(worst[:3])}"
-            + (f" and {len(worst) - 3} more." if len(worst) > 3 else "."))
-    for hidden, kind in ((False, "public"), (True, "hidden")):
+    text = s.say("rp_cases_text", everyone=everyone, total=len(s.cases), pct=_pct(lowest),
+                 worst=s.say("rp_list").join(worst[:3]))
+    text += s.say("rp_and_more", more=len(worst) - 3) if len(worst) > 3 else s.say("rp_end")
+    for hidden, kind in ((False, "kind_public"), (True, "kind_hidden")):
         rates = [c.pass_rate for c in s.cases if c.hidden == hidden]
         if rates:
-            text += f" Mean pass rate of {kind} cases: {_pct(statistics.fmean(rates))}."
+            text += s.say("rp_kind_mean", kind=s.say(kind), pct=_pct(statistics.fmean(rates)))
     return text
 
 
@@ -436,81 +457,88 @@ def _chart(fragment: str, summary: str) -> str:
             f"{fragment}</figure>")
 
 
-def _tally_section(tallies: list[Tally], what: str, column: str) -> str:
-    """The ``TOP`` most common tallies as a table, or a line saying there are none."""
+def _tally_section(s: ClassSummary, tallies: list[Tally], what: str, column: str) -> str:
+    """The ``TOP`` most common tallies as a table, or a line saying there are none
+    (``what`` and ``column`` are message keys)."""
     if not tallies:
-        return _para(f"No {what}.")
-    rows = [[_shorten(t.text), len(t.students), t.cases, ", ".join(t.exercises),
+        return _para(s.say("rp_none_of", what=s.say(what)))
+    rows = [[_shorten(t.text), len(t.students), t.cases, s.say("rp_list").join(t.exercises),
              len(t.variants)] for t in tallies[:TOP]]
-    return (_para(f"{len(tallies)} distinct {what}; the {min(TOP, len(tallies))} most common. "
-                  "Numbers are ignored when grouping; the first variant seen is shown.")
-            + _table([column, "students", "cases", "exercises", "variants"], rows, "messages"))
+    return (_para(s.say("rp_tally_text", count=len(tallies), what=s.say(what),
+                        top=min(TOP, len(tallies))))
+            + _table(_columns(s, column, "students", "cases", "exercises", "variants"), rows,
+                     "messages"))
+
+
+def _columns(s: ClassSummary, *keys: str) -> list[str]:
+    """Column headings: each ``key`` is a message key, ``col_`` left off."""
+    return [s.say(f"col_{key}") for key in keys]
 
 
 def _hidden_section(s: ClassSummary) -> str:
     """Per exercise, who passed every public case but failed a hidden one."""
-    rows = [[e.exercise, len(e.hidden_only_failed), ", ".join(e.hidden_only_failed)]
+    rows = [[e.exercise, len(e.hidden_only_failed), s.say("rp_list").join(e.hidden_only_failed)]
             for e in s.exercises]
     total = sum(len(e.hidden_only_failed) for e in s.exercises)
-    return (_para(f"{total} times a student passed every public case of an exercise but "
-                  "failed one of its hidden cases.")
-            + _table(["exercise", "students", "who"], rows))
+    return (_para(s.say("rp_hidden_text", total=total))
+            + _table(_columns(s, "exercise", "students", "who"), rows))
 
 
 def _slowest_section(s: ClassSummary) -> str:
     """The ``TOP`` slowest submissions."""
     rows = [[student, seconds] for student, seconds in s.seconds[:TOP]]
-    return (_para(f"Running time of each submission (the sum of its exercises' seconds), the "
-                  f"{len(rows)} slowest of {len(s.seconds)}.")
-            + _table(["student", "seconds"], rows))
+    return (_para(s.say("rp_slowest_text", shown=len(rows), total=len(s.seconds)))
+            + _table(_columns(s, "student", "seconds"), rows))
 
 
 def _not_attempted_section(s: ClassSummary) -> str:
     """Students who attempted nothing, and per exercise how many did not attempt it."""
-    who = ", ".join(s.not_attempted) if s.not_attempted else "none"
+    who = s.say("rp_list").join(s.not_attempted) if s.not_attempted else s.say("rp_nobody")
     rows = [[e.exercise, e.not_attempted, e.students] for e in s.exercises]
-    return (_para(f"{len(s.not_attempted)} of {len(s.totals)} students attempted nothing "
-                  f"(every exercise not attempted or missing, or an unreadable notebook): {who}.")
-            + _table(["exercise", "not attempted", "of students"], rows))
+    return (_para(s.say("rp_not_attempted_text", count=len(s.not_attempted),
+                        total=len(s.totals), who=who))
+            + _table(_columns(s, "exercise", "not_attempted", "of_students"), rows))
 
 
 def _exercise_table(s: ClassSummary) -> str:
     """Per exercise pass rate and mean score."""
     rows = [[e.exercise, e.students, e.passed, _pct(e.pass_rate), e.mean_score, e.max_score]
             for e in s.exercises]
-    return _table(["exercise", "students", "passed every case", "pass rate", "mean score",
-                   "points"], rows)
+    return _table(_columns(s, "exercise", "students", "passed_every", "pass_rate",
+                           "mean_score", "points"), rows)
 
 
 def _case_table(s: ClassSummary) -> str:
     """Per case pass rate."""
-    rows = [[c.exercise, c.case, "hidden" if c.hidden else "public", c.students, c.passed,
-             _pct(c.pass_rate)] for c in s.cases]
-    return _table(["exercise", "case", "kind", "students", "passed", "pass rate"], rows)
+    rows = [[c.exercise, c.case, s.say("kind_hidden" if c.hidden else "kind_public"), c.students,
+             c.passed, _pct(c.pass_rate)] for c in s.cases]
+    return _table(_columns(s, "exercise", "case", "kind", "students", "passed", "pass_rate"),
+                  rows)
 
 
 def report_html(s: ClassSummary) -> str:
-    """The whole report as one self-contained HTML page."""
+    """The whole report as one self-contained HTML page, in ``s.language``."""
     scores, exercises, cases = _figures([score_figure(s), exercise_figure(s), case_figure(s)])
-    title = f"Class report: {s.title}"
+    title = s.say("rp_title", title=s.title)
+    meta = s.say("rp_meta", lab=s.lab, count=len(s.totals), gradebook=s.gradebook,
+                 when=time.strftime("%Y-%m-%d %H:%M"))
     return "\n".join([
-        "<!doctype html>", "<html lang='en'><head><meta charset='utf-8'>",
+        "<!doctype html>", f"<html lang='{HTML_LANG[s.language]}'><head><meta charset='utf-8'>",
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        f"<p class='meta'>Lab {html.escape(s.lab)}, {len(s.totals)} graded submissions, from "
-        f"{html.escape(s.gradebook)}; generated {time.strftime('%Y-%m-%d %H:%M')}.</p>",
-        "<h2>Score distribution</h2>", _chart(scores, score_text(s)),
-        "<h2>Pass rates</h2>", _chart(exercises, exercise_text(s)), _exercise_table(s),
-        _chart(cases, case_text(s)), _case_table(s),
-        "<h2>Most common failure messages</h2>",
-        _tally_section(s.messages, "failure messages", "message"),
-        "<h2>Most common exceptions</h2>",
-        _tally_section(s.exceptions, "exception classes", "exception"),
-        "<h2>Passed every public case, failed a hidden one</h2>", _hidden_section(s),
-        "<h2>Slowest submissions</h2>", _slowest_section(s),
-        "<h2>Did not attempt</h2>", _not_attempted_section(s),
+        f"<p class='meta'>{html.escape(meta)}</p>",
+        f"<h2>{s.say('rp_h_scores')}</h2>", _chart(scores, score_text(s)),
+        f"<h2>{s.say('rp_h_pass')}</h2>", _chart(exercises, exercise_text(s)),
+        _exercise_table(s), _chart(cases, case_text(s)), _case_table(s),
+        f"<h2>{s.say('rp_h_messages')}</h2>",
+        _tally_section(s, s.messages, "rp_failure_messages", "message"),
+        f"<h2>{s.say('rp_h_exceptions')}</h2>",
+        _tally_section(s, s.exceptions, "rp_exception_classes", "exception"),
+        f"<h2>{s.say('rp_h_hidden')}</h2>", _hidden_section(s),
+        f"<h2>{s.say('rp_h_slowest')}</h2>", _slowest_section(s),
+        f"<h2>{s.say('rp_h_not_attempted')}</h2>", _not_attempted_section(s),
         "</body></html>"])
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import codec
+from .messages import message
 from .sandbox_child import CASE_LINE
 
 CHILD = Path(__file__).with_name("sandbox_child.py")
@@ -292,9 +293,9 @@ class _ResultReader(threading.Thread):
     """Read the result pipe: caps first, then JSON, then each case's value decoded
     at once; supervisor events kept, child events filed under their run."""
 
-    def __init__(self, fd, runs: list[_Run], limits: Limits):
+    def __init__(self, fd, runs: list[_Run], limits: Limits, language: str = "en"):
         super().__init__(daemon=True)
-        self.fd, self.runs, self.limits = fd, runs, limits
+        self.fd, self.runs, self.limits, self.language = fd, runs, limits, language
         self.supervisor: list[dict] = []
         self.bad_lines = self.oversize_lines = self.items = self.bytes = 0
         self.flooded = False
@@ -349,7 +350,7 @@ class _ResultReader(threading.Thread):
         self.items += items
         event = self._parse(body)
         if event is not None:
-            _file_event(run, event)
+            _file_event(run, event, self.language)
 
     def _parse(self, body: bytes) -> dict | None:
         try:
@@ -366,30 +367,30 @@ class _ResultReader(threading.Thread):
         match = CASE_LINE.match(body[:64])
         i = int(match.group(1)) if match else -1
         if 0 <= i < len(run.positions) and i not in run.outcomes:
-            run.outcomes[i] = _too_large_outcome(self.limits, size, items)
+            run.outcomes[i] = _too_large_outcome(self.limits, size, items, self.language)
 
 
-def _too_large_outcome(limits: Limits, size: int, items: int = 0) -> CaseOutcome:
-    return CaseOutcome("too_large", message=(
-        f"the returned value is too large to grade ({size:,} bytes, {items:,} parts once "
-        f"encoded; the limits are {limits.line_bytes:,} bytes and {limits.line_items:,} parts "
-        "for one case): return just what the exercise asks for"))
+def _too_large_outcome(limits: Limits, size: int, items: int = 0,
+                       language: str = "en") -> CaseOutcome:
+    return CaseOutcome("too_large", message=message(
+        language, "sb_too_large_parts", size=f"{size:,}", items=f"{items:,}",
+        line_bytes=f"{limits.line_bytes:,}", line_items=f"{limits.line_items:,}"))
 
 
-def _file_event(run: _Run, event: dict) -> None:
-    """File one event from a run's child (already parsed, still untrusted)."""
+def _file_event(run: _Run, event: dict, language: str = "en") -> None:
+    """File one event from a run's child (already parsed, still untrusted); what the
+    grader says about it is in ``language``."""
     kind = event.get("event")
     if kind == "case":
         i = _int(event.get("i"), 0, len(run.positions))
         if i is not None and i not in run.outcomes:
-            run.outcomes[i] = _case_outcome(event)
+            run.outcomes[i] = _case_outcome(event, language)
     elif kind == "too_large":
         i = _int(event.get("i"), 0, len(run.positions))
         size = _int(event.get("bytes"), 0, 1 << 62) or 0
         if i is not None and i not in run.outcomes:
-            run.outcomes[i] = CaseOutcome("too_large", message=(
-                f"the returned value is too large to grade ({size:,} bytes once encoded): "
-                "return just what the exercise asks for"))
+            run.outcomes[i] = CaseOutcome("too_large", message=message(
+                language, "sb_too_large", size=f"{size:,}"))
     elif kind == "cell" and len(run.cell_errors) < 100:
         run.cell_errors.append({"index": _int(event.get("index"), -1, 1 << 30),
                                 "own": event.get("own") is True,
@@ -400,18 +401,19 @@ def _file_event(run: _Run, event: dict) -> None:
         run.forbidden.append(_text(event.get("module"), 100))
 
 
-def _case_outcome(event: dict) -> CaseOutcome:
+def _case_outcome(event: dict, language: str = "en") -> CaseOutcome:
     status, seconds = event.get("status"), _seconds(event.get("seconds"))
-    message, error_type = _text(event.get("error")), _error_type(event.get("error_type"))
+    error, error_type = _text(event.get("error")), _error_type(event.get("error_type"))
     if status == "returned":
         try:
             return CaseOutcome("returned", codec.decode(event.get("value")), seconds=seconds)
         except Exception as err:  # CodecError, or anything numpy says about odd arrays
-            return CaseOutcome("unencodable", message=f"the returned value is malformed: "
-                                                      f"{_text(str(err), 300)}", seconds=seconds)
+            return CaseOutcome("unencodable", message=message(
+                language, "sb_malformed", error=_text(str(err), 300)), seconds=seconds)
     if status in ("not_attempted", "raised", "unencodable", "forbidden", "missing"):
-        return CaseOutcome(status, message=message, seconds=seconds, error_type=error_type)
-    return CaseOutcome("crashed", message="the sandbox sent an unknown result", seconds=seconds)
+        return CaseOutcome(status, message=error, seconds=seconds, error_type=error_type)
+    return CaseOutcome("crashed", message=message(language, "sb_unknown_result"),
+                       seconds=seconds)
 
 
 # ---------------------------------------------------------------- running a submission
@@ -446,8 +448,10 @@ def _feed(stream, frames: list[bytes]) -> None:
 
 
 def run_submission(*, cells: list[dict], support: list[str], jobs: list[Job],
-                   limits: Limits = Limits()) -> list[SandboxRun]:
-    """Run every job for one submission in one sandbox; one :class:`SandboxRun` per job.
+                   limits: Limits = Limits(), language: str = "en") -> list[SandboxRun]:
+    """Run every job for one submission in one sandbox; one :class:`SandboxRun` per job,
+    whose case messages and cell notes are in ``language`` (the sandbox's own notes, for
+    the instructor's log, stay in English).
 
     ``cells`` are the submission's exercise cells in notebook order, each
     ``{"index", "exercise", "source"}``; all of them run in every child (a later
@@ -492,7 +496,7 @@ def run_submission(*, cells: list[dict], support: list[str], jobs: list[Job],
     finally:
         os.close(write_fd)
     err = _BoundedReader(proc.stderr, limits.output_bytes)
-    results = _ResultReader(read_fd, runs, limits)
+    results = _ResultReader(read_fd, runs, limits, language)
     feeder = threading.Thread(target=_feed, args=(proc.stdin, [json.dumps(header).encode(),
                                                               *frames]), daemon=True)
     for thread in (err, results, feeder):
@@ -520,7 +524,7 @@ def run_submission(*, cells: list[dict], support: list[str], jobs: list[Job],
     startup = ready_at - started if ready is not None else total
     notes = _notes(ready, results)
     return [_job_result(k, job, [r for r in runs if r.job == k], results, limits, notes,
-                        err.text(), proc.returncode, startup, killed)
+                        err.text(), proc.returncode, startup, killed, language)
             for k, job in enumerate(jobs)]
 
 
@@ -573,23 +577,26 @@ def run_exercise(*, exercise_id: str, function: str, cells: list[dict], support:
 
 # ---------------------------------------------------------------- one exercise's result
 
-def describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None, language: str = "en") -> str:
     if code is None:
-        return "did not exit"
+        return message(language, "sb_exit_none")
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else -code
-        return f"was killed by signal {name}"
-    return f"exited with status {code}"
+        return message(language, "sb_exit_signal", name=name)
+    return message(language, "sb_exit_status", code=code)
 
 
-_HOW = {"exit": "ended the process", "closed": "closed the grader's channel",
-        "cell_timeout": "did not finish in time", "timeout": "did not finish in time",
-        "overflow": "sent back too much", "cpu": "used up its CPU time"}
+HOW_SKIPPED = ("exit", "closed", "cell_timeout", "timeout", "overflow", "cpu")
+"""How a cell can fail in a run and be skipped (``sb_how_<how>`` in autograder.messages)."""
+
+
+def _how(how: str, language: str) -> str:
+    return message(language, f"sb_how_{how if how in HOW_SKIPPED else 'failed'}")
 
 
 def _job_result(k: int, job: Job, runs: list[_Run], results: _ResultReader, limits: Limits,
                 notes: list[str], stderr: str, exit_code: int | None, startup: float,
-                killed: bool) -> SandboxRun:
+                killed: bool, language: str = "en") -> SandboxRun:
     for event in results.supervisor:
         r = _int(event.get("run"), 0, len(results.runs))
         if r is None or results.runs[r].job != k:
@@ -606,15 +613,16 @@ def _job_result(k: int, job: Job, runs: list[_Run], results: _ResultReader, limi
             if i is not None:
                 status = event.get("status")
                 run.lost[i] = describe_exit(status if type(status) is int and
-                                            abs(status) < 1 << 16 else None)
+                                            abs(status) < 1 << 16 else None, language)
     result = SandboxRun(outcomes=[CaseOutcome("crashed")] * len(job.cases), stderr=stderr,
                         notes=list(notes), exit_code=exit_code, startup_s=startup)
     for run in runs:
-        _fill(result, run, job, limits, killed)
+        _fill(result, run, job, limits, killed, language)
     return result
 
 
-def _fill(result: SandboxRun, run: _Run, job: Job, limits: Limits, killed: bool) -> None:
+def _fill(result: SandboxRun, run: _Run, job: Job, limits: Limits, killed: bool,
+          language: str = "en") -> None:
     end = run.end or {}
     reason = end.get("reason") if run.end else ("timeout" if killed else "gone")
     status = end.get("status")
@@ -632,10 +640,9 @@ def _fill(result: SandboxRun, run: _Run, job: Job, limits: Limits, killed: bool)
         result.stdout = output
     else:
         result.cell_errors = result.cell_errors or [e for e in run.cell_errors if e["own"]]
+    kind = message(language, "kind_hidden" if run.hidden else "kind_public")
     for index, how in sorted(run.skipped.items()):
-        note = (f"cell {index} {_HOW.get(how, 'failed')} when it ran before this exercise's "
-                f"{'hidden' if run.hidden else 'public'} cases, so it was skipped for them "
-                "(it still counts against its own exercise)")
+        note = message(language, "sb_skipped", index=index, how=_how(how, language), kind=kind)
         if note not in result.cell_notes:
             result.cell_notes.append(note)
     if reason == "gone":
@@ -644,26 +651,18 @@ def _fill(result: SandboxRun, run: _Run, job: Job, limits: Limits, killed: bool)
         if pos in run.outcomes:
             outcome = run.outcomes[pos]
         elif pos in run.lost:
-            outcome = CaseOutcome("crashed", message=(
-                f"the process {run.lost[pos]} while running this case; the remaining cases "
-                "ran in a fresh process"))
+            outcome = CaseOutcome("crashed", message=message(language, "sb_lost",
+                                                             exit=run.lost[pos]))
         elif reason in ("timeout", "cpu"):
-            limit = "CPU-time" if reason == "cpu" else "wall-clock"
-            outcome = CaseOutcome("timeout", message=(
-                f"no result within the {limit} limit of {job.wall_s:g} s for this exercise's "
-                f"{'hidden' if run.hidden else 'public'} cases"))
+            limit = message(language, "sb_limit_cpu" if reason == "cpu" else "sb_limit_wall")
+            outcome = CaseOutcome("timeout", message=message(
+                language, "sb_timeout", limit=limit, seconds=f"{job.wall_s:g}", kind=kind))
         elif reason == "closed":
-            outcome = CaseOutcome("crashed", message=(
-                "the exercise's code closed its channel to the grader (the result pipe) "
-                "before returning a result for this case"))
+            outcome = CaseOutcome("crashed", message=message(language, "sb_closed"))
         elif reason == "overflow":
-            outcome = CaseOutcome("too_large", message=(
-                f"the results were too large: your code sent back more than "
-                f"{limits.result_bytes // (1 << 20)} MiB for this exercise's "
-                f"{'hidden' if run.hidden else 'public'} cases; return just what the "
-                "exercise asks for"))
+            outcome = CaseOutcome("too_large", message=message(
+                language, "sb_overflow", mib=limits.result_bytes // (1 << 20), kind=kind))
         else:
-            outcome = CaseOutcome("crashed", message=(
-                f"the exercise's process {describe_exit(status)} before returning a result "
-                "for this case"))
+            outcome = CaseOutcome("crashed", message=message(
+                language, "sb_died", exit=describe_exit(status, language)))
         result.outcomes[i] = outcome

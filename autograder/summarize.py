@@ -18,6 +18,7 @@ instead of an exception.
   first difference, named by its path (``at [1]['grad']: ...``). Returns ``""``
   when the values agree (numbers within ``|got - expected| <= atol + rtol *
   |expected|``, NaN matching NaN; ``rtol=atol=0`` for an exact comparison).
+  ``language="zh"`` says it in Chinese (the tables of :mod:`autograder.messages`).
 
 :func:`clip` cuts an already-rendered string to a length, marking the cut.
 """
@@ -27,6 +28,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .messages import kind_name, message
 
 DEFAULT_LIMIT = 80
 """Characters :func:`brief` returns at most when no ``limit`` is given."""
@@ -66,33 +69,36 @@ def brief(value, limit: int = DEFAULT_LIMIT) -> str:
 
 
 def mismatch(expected, got, rtol: float = 1e-6, atol: float = 1e-8,
-             limit: int = 300) -> str:
+             limit: int = 300, language: str = "en") -> str:
     """Where ``got`` differs from ``expected`` (``""`` if it does not); never raises.
 
     Arrays and numbers (and a list compared with an array) are compared
     elementwise with ``rtol``/``atol``; a shape or kind-of-dtype difference is
     reported as such. Lists, tuples and dicts are walked to their first
-    difference. The text is one line of at most ``limit`` characters.
+    difference. The text is one line of at most ``limit`` characters, in ``language``.
     """
     limit = max(_as_int(limit, 300), MIN_LIMIT)
     try:
-        text = _diff(expected, got, "", float(rtol), float(atol), 0)
+        text = _diff(expected, got, "", float(rtol), float(atol), 0, language)
     except Exception:
-        text = f"expected {brief(expected, limit // 2)}, got {brief(got, limit // 2)}"
+        text = message(language, "diff_values", expected=brief(expected, limit // 2),
+                       got=brief(got, limit // 2))
     return clip(_one_line(text), limit)
 
 
 # ------------------------------------------------------------------ brief
 
 
-def difference(compare, rtol: float, atol: float, expected, got, message: str) -> str:
-    """Where a failed value differs: :func:`mismatch` for the built-in ``"allclose"`` and
-    ``"equal"`` comparisons (it names up to three array elements), else the
-    comparison's own ``message``."""
+def difference(compare, rtol: float, atol: float, expected, got, message: str,
+               language: str = "en") -> str:
+    """Where a failed value differs, in ``language``: :func:`mismatch` for the built-in
+    ``"allclose"`` and ``"equal"`` comparisons (it names up to three array elements),
+    else the comparison's own ``message``."""
     if callable(compare) or compare not in ("allclose", "equal"):
         return message
     exact = compare == "equal"
-    return mismatch(expected, got, 0.0 if exact else rtol, 0.0 if exact else atol) or message
+    return mismatch(expected, got, 0.0 if exact else rtol, 0.0 if exact else atol,
+                    language=language) or message
 
 
 def _as_int(limit, default: int) -> int:
@@ -224,8 +230,8 @@ def _element(x) -> str:
 # ------------------------------------------------------------------ mismatch
 
 
-def _where(path: str) -> str:
-    return f"at {path}: " if path else ""
+def _where(path: str, language: str) -> str:
+    return message(language, "diff_at", path=path) if path else ""
 
 
 def _is_array_like(value) -> bool:
@@ -233,34 +239,45 @@ def _is_array_like(value) -> bool:
         and not isinstance(value, bool | np.bool_)
 
 
-def _diff(expected, got, path: str, rtol: float, atol: float, depth: int) -> str:
+def _diff(expected, got, path: str, rtol: float, atol: float, depth: int,
+          language: str) -> str:
     """The first difference between the two values, prefixed by its path; ``""`` if none."""
+    where = _where(path, language)
     if depth > MAX_DEPTH * 4:
-        return f"{_where(path)}values nested too deeply to compare here"
+        return where + message(language, "diff_too_deep")
     if isinstance(expected, np.ndarray) or isinstance(got, np.ndarray) or (
             _is_array_like(expected) and _is_array_like(got)):
-        return _diff_arrays(expected, got, path, rtol, atol)
+        return _diff_arrays(expected, got, path, rtol, atol, language)
     if isinstance(expected, list | tuple) and isinstance(got, list | tuple):
         if len(expected) != len(got):
-            return f"{_where(path)}expected {len(expected)} items, got {len(got)}"
+            return where + message(language, "diff_items", expected=len(expected), got=len(got))
         for i, (e, g) in enumerate(zip(expected, got, strict=True)):
-            found = _diff(e, g, f"{path}[{i}]", rtol, atol, depth + 1)
+            found = _diff(e, g, f"{path}[{i}]", rtol, atol, depth + 1, language)
             if found:
                 return found
         return ""
     if isinstance(expected, dict) and isinstance(got, dict):
-        return _diff_dicts(expected, got, path, rtol, atol, depth)
+        return _diff_dicts(expected, got, path, rtol, atol, depth, language)
     if type(expected) is not type(got) and not (
             isinstance(expected, set | frozenset) and isinstance(got, set | frozenset)):
-        return f"{_where(path)}expected {_described(expected)}, got {_described(got)}"
+        return where + message(language, "diff_values", expected=_described(expected, language),
+                               got=_described(got, language))
     if _equal(expected, got):
         return ""
-    return f"{_where(path)}expected {brief(expected, 100)}, got {brief(got, 100)}"
+    return where + _values(expected, got, language)
 
 
-def _described(value) -> str:
+def _values(expected, got, language: str) -> str:
+    """"expected ..., got ..." with both values in brief."""
+    return message(language, "diff_values", expected=brief(expected, 100), got=brief(got, 100))
+
+
+def _described(value, language: str) -> str:
     """``None``, or the value's kind and what it looks like: ``a list ([1, 2])``."""
-    return "None" if value is None else f"a {_kind(value)} ({brief(value, 60)})"
+    if value is None:
+        return "None"
+    return message(language, "diff_described", kind=kind_name(language, _kind(value)),
+                   value=brief(value, 60))
 
 
 def _kind(value) -> str:
@@ -280,16 +297,18 @@ def _equal(expected, got) -> bool:
         return False
 
 
-def _diff_dicts(expected: dict, got: dict, path, rtol, atol, depth) -> str:
+def _diff_dicts(expected: dict, got: dict, path, rtol, atol, depth, language) -> str:
     missing = [k for k in expected if k not in got]
     extra = [k for k in got if k not in expected]
     if missing or extra:
-        parts = ([f"missing keys {brief(missing, 60)}"] if missing else []) + \
-                ([f"unexpected keys {brief(extra, 60)}"] if extra else [])
-        return _where(path) + "; ".join(parts)
+        parts = ([message(language, "diff_missing_keys", keys=brief(missing, 60))]
+                 if missing else []) + \
+                ([message(language, "diff_unexpected_keys", keys=brief(extra, 60))]
+                 if extra else [])
+        return _where(path, language) + message(language, "diff_join").join(parts)
     for key in expected:
         found = _diff(expected[key], got[key], f"{path}[{brief(key, 30)}]", rtol, atol,
-                      depth + 1)
+                      depth + 1, language)
         if found:
             return found
     return ""
@@ -301,31 +320,37 @@ def _category(a: np.ndarray) -> str:
             "U": "text", "S": "bytes"}.get(a.dtype.kind, str(a.dtype))
 
 
-def _diff_arrays(expected, got, path, rtol, atol) -> str:
+def _diff_arrays(expected, got, path, rtol, atol, language) -> str:
+    where = _where(path, language)
     try:
         e, g = np.asarray(expected), np.asarray(got)
     except (ValueError, TypeError):
-        return f"{_where(path)}expected {brief(expected, 100)}, got {brief(got, 100)}"
+        return where + _values(expected, got, language)
     if e.shape != g.shape:
-        dtypes = f" (dtype {e.dtype} vs {g.dtype})" if e.dtype != g.dtype else ""
-        return f"{_where(path)}shape differs: expected {e.shape}, got {g.shape}{dtypes}"
+        dtypes = message(language, "diff_shape_dtypes", expected=e.dtype, got=g.dtype) \
+            if e.dtype != g.dtype else ""
+        return where + message(language, "diff_shape", expected=e.shape, got=g.shape,
+                               dtypes=dtypes)
     if "object" in (_category(e), _category(g)):   # a Python int too big for numpy
-        return "" if _equal(expected, got) else \
-            f"{_where(path)}expected {brief(expected, 100)}, got {brief(got, 100)}"
+        return "" if _equal(expected, got) else where + _values(expected, got, language)
     if _category(e) != _category(g):
-        return f"{_where(path)}dtype differs: expected {e.dtype}, got {g.dtype}"
+        return where + message(language, "diff_dtype", expected=e.dtype, got=g.dtype)
     numeric = _category(e) == "number"
     mask = _differing(e, g, rtol, atol) if numeric else ~np.asarray(e == g, dtype=bool)
     if not mask.any():
         return ""
-    tolerance = f" (rtol={rtol:g}, atol={atol:g})" if numeric and (rtol or atol) else ""
+    tolerance = message(language, "diff_tolerance", rtol=rtol, atol=atol) \
+        if numeric and (rtol or atol) else ""
     if e.ndim == 0:
-        return f"{_where(path)}expected {_element(e[()])}, got {_element(g[()])}{tolerance}"
+        return where + message(language, "diff_values", expected=_element(e[()]),
+                               got=_element(g[()])) + tolerance
     spots = [tuple(int(i) for i in index) for index in np.argwhere(mask)[:SHOWN_DIFFERENCES]]
-    shown = "; ".join(f"at {list(s)}: expected {_element(e[s])}, got {_element(g[s])}"
-                      for s in spots)
-    return (f"{_where(path)}{int(mask.sum())} of {mask.size} elements differ; {shown}"
-            f"{'; ...' if mask.sum() > len(spots) else ''}{tolerance}")
+    shown = message(language, "diff_join").join(
+        message(language, "diff_element_at", index=list(s), expected=_element(e[s]),
+                got=_element(g[s])) for s in spots)
+    more = message(language, "diff_more") if mask.sum() > len(spots) else ""
+    return where + message(language, "diff_elements", count=int(mask.sum()), size=mask.size,
+                           shown=shown, more=more, tolerance=tolerance)
 
 
 def _differing(e: np.ndarray, g: np.ndarray, rtol: float, atol: float) -> np.ndarray:

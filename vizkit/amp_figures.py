@@ -14,6 +14,8 @@ import plotly.graph_objects as go
 
 from vizkit.strings import check_table, words
 
+from .graphviz_views import FONT
+
 TEXT = check_table({
     "en": {
         "half_title": "Float16 without masters: Adam breaks, SGD loses updates",
@@ -53,7 +55,7 @@ TEXT = check_table({
         "held_title": "Bytes held by saved tensors after each iteration",
         "iteration": "iteration", "mb_held": "MB held",
         "scale_name": "loss scale, {name}", "skipped_name": "skipped step, {name}",
-        "scale_axis": "scale S", "graphviz_font": "Helvetica",
+        "scale_axis": "scale S",
     },
     "zh": {
         "half_title": "没有主权重的 float16：Adam 崩溃，SGD 丢失更新",
@@ -91,7 +93,7 @@ TEXT = check_table({
         "held_title": "每次迭代后被保存的张量占用的字节数",
         "iteration": "迭代", "mb_held": "占用的 MB",
         "scale_name": "损失缩放因子，{name}", "skipped_name": "跳过的步，{name}",
-        "scale_axis": "缩放因子 S", "graphviz_font": "Noto Sans CJK SC",
+        "scale_axis": "缩放因子 S",
     },
 })
 
@@ -230,10 +232,9 @@ SCALER_LOOP_EDGES = (("fwd", "scale", ""), ("scale", "bwd", ""), ("bwd", "unscal
 def scaler_loop_diagram():
     """The GradScaler iteration as a Graphviz flow chart, the skip branch in red."""
     text = words(TEXT)
-    font = text["graphviz_font"]
     loop = graphviz.Digraph(graph_attr={"rankdir": "LR"},
-                            node_attr={"shape": "box", "fontname": font},
-                            edge_attr={"fontname": font})
+                            node_attr={"shape": "box", "fontname": FONT},
+                            edge_attr={"fontname": FONT})
     for name in SCALER_LOOP_NODES:
         style = {"style": "filled", "fillcolor": "#ffcdd2"} if name == "skip" else {}
         loop.node(name, text["nodes"][name], **style)

@@ -23,7 +23,7 @@ import numpy as np
 
 from chapters.torchcheck import to_numpy
 
-from .graphviz_views import GraphDrawing
+from .graphviz_views import FONT, GraphDrawing
 from .strings import check_table, words
 
 TEXT = check_table({
@@ -41,9 +41,9 @@ TEXT = check_table({
 })
 
 TENSOR_STYLE = {"shape": "record", "style": "rounded,filled", "fillcolor": "#e8f1fb",
-                "fontname": "Helvetica", "fontsize": "10"}
+                "fontname": FONT, "fontsize": "10"}
 LEAF_STYLE = {**TENSOR_STYLE, "fillcolor": "#d5ecd4"}
-OP_STYLE = {"shape": "box", "style": "filled", "fillcolor": "#fdebd0", "fontname": "Helvetica",
+OP_STYLE = {"shape": "box", "style": "filled", "fillcolor": "#fdebd0", "fontname": FONT,
             "fontsize": "10"}
 
 
@@ -190,7 +190,7 @@ def _digraph(title: str = ""):
     import graphviz
 
     return graphviz.Digraph(graph_attr={"rankdir": "LR", "label": title, "labelloc": "t",
-                                        "fontname": "Helvetica"})
+                                        "fontname": FONT})
 
 
 def backward_graph(root, named: dict | None = None, show_saved: bool = False,

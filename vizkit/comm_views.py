@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from vizkit.strings import check_table, words
 
-from .graphviz_views import GraphDrawing
+from .graphviz_views import FONT, GraphDrawing
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf"]
@@ -218,8 +218,8 @@ def ring_drawing(p: int, step: int) -> GraphDrawing:
     chunk each rank sends in the next step."""
     state = ring_state(p, step)
     nxt = {src: chunk for src, _, chunk in ring_messages_at(p, step + 1)}
-    lines = ["digraph ring {", "  layout=circo; node [shape=plaintext fontname=Helvetica];",
-             "  edge [fontname=Helvetica fontsize=10];"]
+    lines = ["digraph ring {", f'  layout=circo; node [shape=plaintext fontname="{FONT}"];',
+             f'  edge [fontname="{FONT}" fontsize=10];']
     for r in range(p):
         cells = []
         for c in range(p):

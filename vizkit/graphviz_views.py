@@ -35,6 +35,13 @@ from .figures import show
 from .strings import check_table, words
 
 HIGHLIGHT = "#ffb74d"  # orange: the nodes a caption talks about
+FONT = "Helvetica,Arial,Liberation Sans,Noto Sans CJK SC,PingFang SC,Microsoft YaHei,sans-serif"
+"""The ``fontname`` of every Graphviz drawing: a family list, read by ``dot`` (through
+Pango and fontconfig, for its layout and PNG output) and by the browser (as the SVG's
+``font-family``). Latin text takes the first installed of Helvetica and its
+metric twins; Chinese text, which none of those has, takes the first installed
+Simplified Chinese font. Without one named, fontconfig picks any font that has
+the glyphs, which may draw a Chinese label in Japanese letterforms."""
 INSTALL_HINT = (
     "The Graphviz `dot` program was not found on PATH, so this graph is shown as "
     "DOT text instead of a drawing. Install it with `conda install -c conda-forge "
@@ -213,11 +220,11 @@ def to_dot(source, *, highlight: Iterable[str] | Mapping[str, str] = (),
     out_ids = {id(o) for o in outputs}
 
     lines = ["digraph G {", '  rankdir=LR; ranksep=0.3; nodesep=0.15;',
-             '  node [fontname="Helvetica", fontsize=10, shape=box, style="rounded,filled", '
+             f'  node [fontname="{FONT}", fontsize=10, shape=box, style="rounded,filled", '
              'fillcolor="#e3f2fd", color="#546e7a"];',
-             '  edge [fontname="Helvetica", fontsize=8, color="#78909c", fontcolor="#455a64"];']
+             f'  edge [fontname="{FONT}", fontsize=8, color="#78909c", fontcolor="#455a64"];']
     if title:
-        lines.append(f'  labelloc=t; label="{escape(title)}"; fontname="Helvetica";')
+        lines.append(f'  labelloc=t; label="{escape(title)}"; fontname="{FONT}";')
     for members in groups.values():
         ops = [m.op for m in members]
         shown = ops if len(ops) <= 6 else ops[:3] + ["…"] + ops[-2:]
