@@ -46,7 +46,7 @@ def test_a_row_per_pass_and_ratios_against_eager():
     for label in ("constant folding", "algebraic simplification", "common-subexpression",
                   "dead-code", "elementwise fusion", "memory planning"):
         assert sum(n.startswith(label) and n.endswith(" only") for n in names) == 1, label
-    assert len(names) == len(PIPELINE) + 6
+    assert len(names) == len(PIPELINE) + 7 and "fusion only, numpy kernels" in names
     for k, row in enumerate(rows):  # eager's times are 1, 2, 3; row k's are k+1 .. k+3
         assert np.isclose(row.speedup, 2.0 / (k + 2.0))
         assert np.allclose(row.speedup_range, (1.5 / (k + 2.5), 2.5 / (k + 1.5)))
