@@ -8,14 +8,15 @@ output's elements, each step a C expression on values held in registers,
 compiled by the system's C compiler through cffi (API mode:
 ``ffi.set_source`` + ``ffi.compile``). For chapter 1's GELU the kernel reads::
 
-    void fused_kernel(float *out, const float *in0, const float *in1, ..., const float *in6)
+    void fused_kernel(float *out, const float *in0, ..., const float *in6,
+                      long rows, long cols)
     {
         const float s2 = in2[0];  /* in2: scalar */
         ...                       /* s3 .. s6 likewise */
-        for (long r = 0; r < 256; r++) {
+        for (long r = 0; r < rows; r++) {
     #pragma GCC ivdep
-            for (long c = 0; c < 512; c++) {
-                const long i = r * 512 + c;
+            for (long c = 0; c < cols; c++) {
+                const long i = r * cols + c;
                 const float t0 = in0[i] + in1[c];         /* step 0: add */
                 const float t1 = s2 * t0;                 /* step 1: mul */
                 const float t2 = powf(t0, s3);            /* step 2: pow */
@@ -80,8 +81,10 @@ template leaves the program to the numpy kernel; :func:`why_not_c` says
 why. The inner loop is marked ``ivdep``: no element depends on another, even
 when the memory planner lets ``out`` be the same buffer as a ``full`` input.
 
-**Compiling and caching.** A kernel is specialised to its shapes, so each new
-signature is a new compile (about 1.5 s). Compiled modules are cached on
+**Compiling and caching.** A compile takes about a second, so the kernel is
+not specialised to sizes: the output's rows and columns are arguments, and
+one compiled kernel serves every shape with the same program, dtype and
+input layouts. Compiled modules are cached on
 disk, keyed by a hash of the source, the flags and the compiler's version, in
 ``$COURSE_KERNEL_CACHE`` (default ``~/.cache/dl-internals/kernels``). A
 module is built in a private temporary folder and renamed into place, so
@@ -177,22 +180,24 @@ def read_input(i: int, kind: str) -> str:
 
 
 def c_source(program, slots: list[TensorMeta], name: str = "fused_kernel") -> str:
-    """The C source of ``program`` for the metas ``slots`` (inputs, then steps)."""
+    """The C source of ``program`` for the metas ``slots`` (inputs, then steps).
+    It depends on the shapes only through the inputs' layouts: the sizes are
+    arguments, so one compiled kernel serves every batch size."""
     out = slots[-1]
     ctype, suffix = C_TYPES[out.dtype]
     kinds = [layout(m, out) for m in slots[:program.n_inputs]]
-    cols = out.shape[-1] if out.shape else 1
-    rows = out.numel // cols if cols else 0
-    params = ", ".join([f"{ctype} *out"] + [f"const {ctype} *in{i}" for i in range(len(kinds))])
-    lines = [f"/* {len(program.steps)} elementwise ops, {out.dtype}{list(out.shape)}: "
-             f"one pass over {out.numel} elements */",
+    params = ", ".join([f"{ctype} *out"] + [f"const {ctype} *in{i}" for i in range(len(kinds))]
+                       + ["long rows", "long cols"])
+    listed = ", ".join(f"in{i} {kind}" for i, kind in enumerate(kinds))
+    lines = [f"/* {len(program.steps)} elementwise ops on {out.dtype}, one pass over rows x cols "
+             f"elements; inputs: {listed} */",
              f"void {name}({params})", "{"]
     lines += [f"    const {ctype} s{i} = in{i}[0];  /* in{i}: scalar */"
               for i, kind in enumerate(kinds) if kind == "scalar"]
-    lines += [f"    for (long r = 0; r < {rows}; r++) {{",
+    lines += ["    for (long r = 0; r < rows; r++) {",
               "#pragma GCC ivdep",
-              f"        for (long c = 0; c < {cols}; c++) {{",
-              f"            const long i = r * {cols} + c;"]
+              "        for (long c = 0; c < cols; c++) {",
+              "            const long i = r * cols + c;"]
     names = [read_input(i, kind) for i, kind in enumerate(kinds)]
     for k, (op, args, _) in enumerate(program.steps):
         expression = C_TEMPLATES[op].format(*(names[a] for a in args), f=suffix)
@@ -308,10 +313,17 @@ class CKernel:
         ctype = C_TYPES[self.out_meta.dtype][0]
         return self.ffi.from_buffer(f"{ctype}[]", np.ascontiguousarray(array))
 
+    @property
+    def rows_cols(self) -> tuple[int, int]:
+        """The output as ``rows x cols``: its last dimension, and all the others."""
+        shape = self.out_meta.shape
+        cols = shape[-1] if shape else 1
+        return (self.out_meta.numel // cols if cols else 0), cols
+
     def __call__(self, out: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
         target = out if out.flags.c_contiguous and out.flags.writeable else \
             np.empty(self.out_meta.shape, self.out_meta.dtype)
-        self.fn(self.pointer(target), *(self.pointer(a) for a in inputs))
+        self.fn(self.pointer(target), *(self.pointer(a) for a in inputs), *self.rows_cols)
         if target is not out:
             out[...] = target
         return out

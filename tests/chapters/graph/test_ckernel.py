@@ -146,9 +146,10 @@ def test_programs_without_a_c_form_run_the_numpy_kernel(fn, x, reason):
     assert "numpy kernel, not C: " in fast.kernel_source() and reason in fast.kernel_source()
 
 
-def one_step_program(rows, cols):
-    """A program used by one test only, so its module was never loaded before."""
-    program = FusedProgram(2, (("mul", (0, 1), ()), ("tanh", (2,), ())))
+def two_step_program(unary, rows=3, cols=29):
+    """``unary(x * b)`` for a row vector ``b``; each test that needs a module
+    never loaded before in this process passes its own ``unary``."""
+    program = FusedProgram(2, (("mul", (0, 1), ()), (unary, (2,), ())))
     metas = (TensorMeta((rows, cols), np.float32), TensorMeta((cols,), np.float32))
     return program, codegen.step_metas(program, metas)
 
@@ -164,22 +165,23 @@ def test_the_disk_cache_is_used_and_a_corrupt_entry_rebuilt(tmp_path, monkeypatc
     require_cc()
     monkeypatch.setenv(ckernel.CACHE_ENV, str(tmp_path))
     calls = compiles_counted(monkeypatch)
-    program, slots = one_step_program(3, 29)
+    program, slots = two_step_program("exp")
     first = ckernel.build(program, slots)
     second = ckernel.build(program, slots)
+    other_shape = ckernel.build(*two_step_program("exp", rows=5, cols=7))
     assert len(calls) == 1 and len(list(tmp_path.glob("_course_kernel_*"))) == 1
-    x, b = np.full((3, 29), 0.5, np.float32), np.full(29, 2.0, np.float32)
-    assert_close(second(np.empty_like(x), x, b), np.tanh(x * b), rtol=2e-6, atol=0)
-    assert first.source == second.source
+    x, b = np.full((5, 7), 0.5, np.float32), np.full(7, 2.0, np.float32)
+    assert_close(other_shape(np.empty_like(x), x, b), np.exp(x * b), rtol=2e-6, atol=0)
+    assert first.source == second.source == other_shape.source  # sizes are arguments
 
-    program, slots = one_step_program(3, 31)  # never loaded: plant a corrupt file for it
+    program, slots = two_step_program("log")  # never loaded: plant a corrupt file for it
     source = ckernel.c_source(program, slots)
     name = ckernel.module_name(source, ckernel.c_compiler())
     (tmp_path / f"{name}{ckernel.sysconfig.get_config_var('EXT_SUFFIX')}").write_bytes(b"junk")
     kernel = ckernel.build(program, slots)
     assert len(calls) == 2  # rebuilt, not crashed on
-    x, b = np.full((3, 31), 0.5, np.float32), np.full(31, 2.0, np.float32)
-    assert_close(kernel(np.empty_like(x), x, b), np.tanh(x * b), rtol=2e-6, atol=0)
+    x, b = np.full((3, 29), 0.5, np.float32), np.full(29, 2.0, np.float32)
+    assert_close(kernel(np.empty_like(x), x, b), np.log(x * b), rtol=2e-6, atol=0)
     assert not list(tmp_path.glob(".build-*"))  # the private build folders are gone
 
 
@@ -204,7 +206,7 @@ def test_a_missing_compiler_warns_once_and_falls_back(monkeypatch):
 def test_course_require_cc_makes_a_missing_compiler_an_error(monkeypatch):
     monkeypatch.setenv("CC", "/nonexistent/bin/cc")
     monkeypatch.setenv(ckernel.REQUIRE_ENV, "1")
-    program, slots = one_step_program(2, 3)
+    program, slots = two_step_program("tanh")
     with pytest.raises(ckernel.CompilerMissingError,
                        match="no C compiler was found.*c-compiler.*COURSE_REQUIRE_CC=1 makes"):
         ckernel.build(program, slots)
@@ -214,7 +216,7 @@ def test_loading_a_kernel_leaves_subnormal_numbers_alone():
     """-ffast-math is a compile flag only: linked with it, GCC would add start-up
     code that flushes subnormals to zero in the whole process."""
     require_cc()
-    program, slots = one_step_program(2, 37)
+    program, slots = two_step_program("sqrt")
     assert ckernel.build(program, slots) is not None
     tiny = np.array([1e-39], np.float32)  # below float32's smallest normal, 1.2e-38
     assert (tiny * np.float32(0.5))[0] > 0
