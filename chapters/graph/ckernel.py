@@ -223,7 +223,7 @@ def compiler_identity(path: str) -> str:
     machine (what ``-march=native`` means here). Part of the cache key, so a
     cache shared by two kinds of CPU never hands one the other's code."""
     version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
-                             check=True).stdout.splitlines()[0]
+                             check=True).stdout.partition("\n")[0]
     target = subprocess.run([path, *COMPILE_FLAGS, "-Q", "--help=target"], capture_output=True,
                             text=True, timeout=30, check=False).stdout
     return version + "\n" + target

@@ -4,6 +4,7 @@ other programs fall back to the numpy kernel, a missing compiler warns once
 (or fails under COURSE_REQUIRE_CC=1), and compiled modules are cached on disk."""
 
 import re
+import shutil
 import warnings
 
 import numpy as np
@@ -201,6 +202,21 @@ def test_a_missing_compiler_warns_once_and_falls_back(monkeypatch):
     messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len(messages) == 1
     assert "no C compiler was found" in messages[0] and "apt-get install gcc" in messages[0]
+
+
+def test_a_compiler_that_fails_falls_back_too(monkeypatch):
+    """A compiler that cannot run (as in a sandbox that forbids new processes)
+    is reported and replaced by the numpy kernel, not raised."""
+    monkeypatch.setenv("CC", shutil.which("false"))
+    monkeypatch.delenv(ckernel.REQUIRE_ENV, raising=False)
+    program, slots = two_step_program("abs")
+    with pytest.warns(RuntimeWarning, match="compiling failed.*apt-get install gcc"):
+        assert ckernel.build(program, slots) is None
+    x = np.linspace(-1, 1, 87).reshape(3, 29).astype(np.float32)
+    b = np.full(29, 2.0, np.float32)
+    kernel = codegen.generate_kernel(program, tuple(slots[:2]))
+    assert kernel.language == "numpy"
+    assert_close(kernel(np.empty_like(x), x, b), np.abs(x * b), rtol=0, atol=0, what="fallback")
 
 
 def test_course_require_cc_makes_a_missing_compiler_an_error(monkeypatch):
