@@ -179,6 +179,18 @@ def read_input(i: int, kind: str) -> str:
     return {"full": f"in{i}[i]", "row": f"in{i}[c]", "scalar": f"s{i}"}[kind]
 
 
+def signature(name: str, params: list[str], width: int = 92) -> str:
+    """``void name(params)``, wrapped between parameters to ``width`` columns."""
+    lines, indent = [f"void {name}("], " " * (len(name) + 6)
+    for k, param in enumerate(params):
+        text = param + (", " if k < len(params) - 1 else ")")
+        if len(lines[-1]) + len(text.rstrip()) > width:
+            lines[-1] = lines[-1].rstrip()
+            lines.append(indent)
+        lines[-1] += text
+    return "\n".join(lines)
+
+
 def c_source(program, slots: list[TensorMeta], name: str = "fused_kernel") -> str:
     """The C source of ``program`` for the metas ``slots`` (inputs, then steps).
     It depends on the shapes only through the inputs' layouts: the sizes are
@@ -186,12 +198,12 @@ def c_source(program, slots: list[TensorMeta], name: str = "fused_kernel") -> st
     out = slots[-1]
     ctype, suffix = C_TYPES[out.dtype]
     kinds = [layout(m, out) for m in slots[:program.n_inputs]]
-    params = ", ".join([f"{ctype} *out"] + [f"const {ctype} *in{i}" for i in range(len(kinds))]
-                       + ["long rows", "long cols"])
+    params = ([f"{ctype} *out"] + [f"const {ctype} *in{i}" for i in range(len(kinds))]
+              + ["long rows", "long cols"])
     listed = ", ".join(f"in{i} {kind}" for i, kind in enumerate(kinds))
     lines = [f"/* {len(program.steps)} elementwise ops on {out.dtype}, one pass over rows x cols "
-             f"elements; inputs: {listed} */",
-             f"void {name}({params})", "{"]
+             "elements", f"   inputs: {listed} */",
+             signature(name, params), "{"]
     lines += [f"    const {ctype} s{i} = in{i}[0];  /* in{i}: scalar */"
               for i, kind in enumerate(kinds) if kind == "scalar"]
     lines += ["    for (long r = 0; r < rows; r++) {",
