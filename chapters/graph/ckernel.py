@@ -111,8 +111,12 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import cffi
 import numpy as np
+
+try:
+    import cffi
+except ImportError:  # an environment installed before cffi was a dependency: numpy kernels
+    cffi = None
 
 from .ops import TensorMeta
 
@@ -321,9 +325,11 @@ class CKernel:
     language: str = "C"
 
     def pointer(self, array: np.ndarray):
-        """A C pointer to ``array``'s data (copied first if not contiguous)."""
+        """A C pointer to ``array``'s data (copied first if it is not contiguous
+        or not of the kernel's dtype)."""
         ctype = C_TYPES[self.out_meta.dtype][0]
-        return self.ffi.from_buffer(f"{ctype}[]", np.ascontiguousarray(array))
+        return self.ffi.from_buffer(f"{ctype}[]",
+                                    np.ascontiguousarray(array, dtype=self.out_meta.dtype))
 
     @property
     def rows_cols(self) -> tuple[int, int]:
@@ -333,8 +339,8 @@ class CKernel:
         return (self.out_meta.numel // cols if cols else 0), cols
 
     def __call__(self, out: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
-        target = out if out.flags.c_contiguous and out.flags.writeable else \
-            np.empty(self.out_meta.shape, self.out_meta.dtype)
+        direct = out.flags.c_contiguous and out.flags.writeable and out.dtype == self.out_meta.dtype
+        target = out if direct else np.empty(self.out_meta.shape, self.out_meta.dtype)
         self.fn(self.pointer(target), *(self.pointer(a) for a in inputs), *self.rows_cols)
         if target is not out:
             out[...] = target
@@ -345,6 +351,9 @@ def build(program, slots: list[TensorMeta]) -> CKernel | None:
     """Compile ``program`` (metas of all slots given) to a :class:`CKernel`, or
     ``None`` when it has no C form (:func:`why_not_c`) or no compiler works."""
     if why_not_c(program, slots) is not None:
+        return None
+    if cffi is None:
+        unavailable("the cffi package is not installed: pip install cffi")
         return None
     compiler = c_compiler()
     if compiler is None:

@@ -219,6 +219,14 @@ def test_a_compiler_that_fails_falls_back_too(monkeypatch):
     assert_close(kernel(np.empty_like(x), x, b), np.abs(x * b), rtol=0, atol=0, what="fallback")
 
 
+def test_without_cffi_the_numpy_kernel_runs(monkeypatch):
+    monkeypatch.setattr(ckernel, "cffi", None)
+    monkeypatch.delenv(ckernel.REQUIRE_ENV, raising=False)
+    program, slots = two_step_program("neg")
+    with pytest.warns(RuntimeWarning, match="cffi package is not installed: pip install cffi"):
+        assert ckernel.build(program, slots) is None
+
+
 def test_course_require_cc_makes_a_missing_compiler_an_error(monkeypatch):
     monkeypatch.setenv("CC", "/nonexistent/bin/cc")
     monkeypatch.setenv(ckernel.REQUIRE_ENV, "1")
