@@ -63,8 +63,9 @@ fast-math lets GCC delete, and the ``maxps`` instruction it emits instead
 returns the second operand when either is NaN; those ops run in numpy.
 
 Three precautions. The flags apply to compiling only, not to linking,
-because GCC links a ``-ffast-math`` object with start-up code that flushes
-subnormal numbers to zero for the whole process (numpy's and torch's too).
+because GCC (12, here) links a ``-ffast-math`` shared library with start-up
+code that flushes subnormal numbers to zero for the whole process, numpy's
+and torch's too (chapter 4 needs them; a test checks they survive).
 A scalar constant of the graph (``0.044715``, the ``3`` of ``h ** 3``) is a
 kernel *argument*, not a literal, so the compiler cannot rewrite
 ``powf(h, 3.0f)`` into ``h * h * h``: that rewrite is the simplification
@@ -84,8 +85,8 @@ when the memory planner lets ``out`` be the same buffer as a ``full`` input.
 **Compiling and caching.** A compile takes about a second, so the kernel is
 not specialised to sizes: the output's rows and columns are arguments, and
 one compiled kernel serves every shape with the same program, dtype and
-input layouts. Compiled modules are cached on
-disk, keyed by a hash of the source, the flags and the compiler's version, in
+input layouts. Compiled modules are cached on disk, keyed by a hash of the
+source, the flags, the compiler's version and the target it resolves, in
 ``$COURSE_KERNEL_CACHE`` (default ``~/.cache/dl-internals/kernels``). A
 module is built in a private temporary folder and renamed into place, so
 concurrent processes never load a half-written file; a cached file that
