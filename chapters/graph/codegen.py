@@ -44,11 +44,11 @@ transcendental functions. The saving is therefore memory traffic and
 allocation, which pays when tensors are larger than the caches. On tensors
 that fit in a core's cache, as in chapter 1's benchmark MLP, numpy's
 separate passes are already fast, and a memory-planned unfused graph runs as
-fast as the fused one (:mod:`.ablation` measures both). Nor does fusion
-remove the cost of an op itself: numpy's float ``pow`` on negative numbers
-takes tens of nanoseconds per element, against a fraction of one for ``*``,
-inside the kernel as outside; rewriting ``x ** 3`` as ``x * x * x`` is the
-simplification pass's job.
+fast as the fused one (:mod:`.ablation` measures both). Nor does this
+kernel remove the cost of an op itself: numpy's float ``pow`` on negative
+numbers takes tens of nanoseconds per element, against a fraction of one for
+``*``, inside the kernel as outside; rewriting ``x ** 3`` as ``x * x * x`` is
+the simplification pass's job, and a faster ``pow`` the C kernel's.
 
 **Why a C kernel first, and this numpy kernel as the fallback.** numpy's
 ufuncs already run SIMD loops for ``tanh``, ``exp`` and arithmetic; but its
