@@ -8,9 +8,10 @@ the tanh approximation of GELU written in primitive ops,
 so each layer is one matmul followed by ten elementwise ops. Eager runs each op
 as Python reaches it and records the graph of what ran (what a define-by-run
 framework does every iteration); compiled traces once, folds, simplifies
-(``h ** 3 -> h * h * h``), fuses the ten ops into one generated kernel, plans
-buffers, and then runs the plan. PyTorch eager runs the same function on
-``torch.Tensor`` for reference. Ratios come from one run of this script:
+(``h ** 3 -> h * h * h``), fuses the ten ops into one kernel compiled to C
+(:mod:`chapters.graph.ckernel`), plans buffers, and then runs the plan.
+PyTorch eager runs the same function on ``torch.Tensor`` for reference.
+Ratios come from one run of this script:
 
     python bench/graph_bench.py [--batch 256] [--repeat 9]
 
@@ -18,17 +19,21 @@ Times are medians over interleaved rounds (every case once per round, so load
 that comes and goes hits all of them), with their interquartile range
 (:mod:`vizkit.timing`). The per-pass ablation table then runs each pass on its
 own and in combinations (:mod:`chapters.graph.ablation`), again in one set of
-interleaved rounds. To show where the time goes, the two ``h ** 3`` calls of
-``np.power`` and the two matmuls are also timed alone: no fusion that keeps
-``np.power`` can be faster than eager by more than eager / (pow + matmuls).
+interleaved rounds; its "fusion only" rows run the fused chain once as a C
+kernel and once as generated numpy. To show where the time goes, the two
+``h ** 3`` calls of ``np.power`` and the two matmuls are also timed alone: a
+fusion whose kernel calls numpy's ``pow`` (the numpy kernel) cannot beat
+eager by more than eager / (pow + matmuls). The C kernel is not bound by it:
+its ``pow`` is glibc's vectorised ``powf``, which the compiler calls for 4 or
+8 elements at once, not numpy's slow scalar float power.
 
 Memory is measured with tracemalloc (which sees numpy's allocations), inputs
 and weights excluded, in two parts: persistent bytes, allocated once and held
 between calls (compiled's planned buffers and graph), and what one call
 allocates on top; the memory ratio compares working sets, their sum.
 Everything runs on one thread: numpy's BLAS and torch are pinned to one, and
-the generated kernels are plain numpy ufunc calls, which use one thread (no
-numexpr or OpenMP pool), so the ratios measure the engines rather than thread
+the generated kernels are single-threaded C loops (no OpenMP) or numpy ufunc
+calls, so the ratios measure the engines rather than thread
 contention on a shared machine.
 """
 
@@ -152,8 +157,9 @@ def main(argv=None) -> dict:
         "eager time / torch eager": median[eager] / median["torch eager"],
         "speedup without simplification": median[eager] / median["compiled, no simplification"],
         "speedup, fusion alone": fusion.speedup,
+        "fusion alone, numpy kernels": rows["fusion only, numpy kernels"].speedup,
         "np.power share of eager time": median["np.power alone (both h ** 3)"] / median[eager],
-        "bound on fusion that keeps pow": median[eager] / (
+        "bound on keeping np.power": median[eager] / (
             median["np.power alone (both h ** 3)"] + median["matmuls alone (both)"]),
         "fusion on top of simplification": (rows["simplification + fusion"].speedup
                                             / simplified.speedup),
@@ -169,10 +175,12 @@ def main(argv=None) -> dict:
     }
     print("goals: " + "; ".join(f"{goal} {'met' if ok else 'NOT met'}"
                                 for goal, ok in goals.items()))
-    if not goals["fusion alone >= 1.5x"]:
-        print(f"  fusion alone keeps numpy's pow, {ratios['np.power share of eager time']:.0%} "
-              f"of eager's time: with the matmuls, no such fusion can beat "
-              f"{ratios['bound on fusion that keeps pow']:.2f}x")
+    print(f"numpy's pow is {ratios['np.power share of eager time']:.0%} of eager's time, so a "
+          f"fusion whose kernel calls it gains at most about "
+          f"{ratios['bound on keeping np.power']:.2f}x (eager / (pow + matmuls), from the first "
+          f"table; the numpy kernels measured {ratios['fusion alone, numpy kernels']:.2f}x). The "
+          f"C kernel keeps the pow too, but as glibc's vectorised powf, and that bound does not "
+          f"apply to it: {ratios['speedup, fusion alone']:.2f}x.")
     return ratios
 
 

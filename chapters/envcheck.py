@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import html
 import importlib
+import os
+import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +99,24 @@ def check_dot(which: Callable = shutil.which, run: Callable = subprocess.run) ->
     return Check("Graphviz dot", OK, f"{version} at {path}")
 
 
+def check_c_compiler(which: Callable = shutil.which, run: Callable = subprocess.run) -> Check:
+    """The C compiler that chapter 1's compiler hands its fused kernels to (through
+    cffi): ``$CC``, else the one Python was built with. Without it the fused
+    kernels run as generated numpy code, and chapter 1 skips its C-kernel claims."""
+    fix = ("`sudo apt-get install gcc libc6-dev` (Debian/Ubuntu), `xcode-select --install` "
+           "(macOS) or `conda install -c conda-forge c-compiler`; then restart the kernel.")
+    command = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    path = which(shlex.split(command)[0])
+    if path is None:
+        return Check("C compiler", MISSING, f"`{command}` not found: fused kernels run as "
+                     "numpy code, without the C speedup", fix)
+    try:
+        done = run([path, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Check("C compiler", MISSING, f"{path} does not run ({exc})", fix)
+    return Check("C compiler", OK, f"{done.stdout.partition(chr(10))[0].strip()} at {path}")
+
+
 def find_labextension(name: str) -> Path | None:
     """The folder of a prebuilt JupyterLab extension, searched where JupyterLab looks."""
     from jupyter_core.paths import jupyter_path
@@ -131,6 +152,7 @@ def run_checks(importer: Callable = importlib.import_module, which: Callable = s
         check_module("numpy", "NumPy", pip, importer),
         *check_torch(importer),
         check_dot(which, run),
+        check_c_compiler(which, run),
         check_frontend("ipywidgets", "ipywidgets", "@jupyter-widgets/jupyterlab-manager",
                        pip + " and reload the page", importer, find),
         check_frontend("plotly", "plotly", "jupyterlab-plotly",

@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # System packages the course needs beyond Python: Graphviz's `dot` (graph
-# drawings). Installed with apt when running as root and missing; otherwise
-# this prints how to get it. Never fails the setup: the notebooks still run
-# without `dot` and show the DOT text with the same hint.
+# drawings) and a C compiler (chapter 1's fused kernels, built through cffi).
+# Installed with apt when running as root and missing; otherwise this prints how
+# to get them. Never fails the setup: without `dot` the notebooks show the DOT
+# text with the same hint, and without a compiler the fused kernels run as numpy.
 set -u
-if command -v dot >/dev/null 2>&1; then
-    exit 0
-fi
+packages=()
+command -v dot >/dev/null 2>&1 || packages+=(graphviz)
+command -v "${CC:-cc}" >/dev/null 2>&1 || packages+=(gcc libc6-dev)
+[ ${#packages[@]} = 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing Graphviz (dot) with apt-get ..."
-    apt-get update -qq && apt-get install -y -qq graphviz >/dev/null && exit 0
-    echo "apt-get could not install graphviz." >&2
+    echo "Installing ${packages[*]} with apt-get ..."
+    apt-get update -qq && apt-get install -y -qq "${packages[@]}" >/dev/null && exit 0
+    echo "apt-get could not install ${packages[*]}." >&2
 fi
-cat >&2 <<'MSG'
-Graphviz's `dot` binary is missing, so graph drawings will show as DOT text.
-Install it with one of:
-    sudo apt-get install graphviz        (Debian/Ubuntu)
-    brew install graphviz                (macOS)
-    conda install -c conda-forge graphviz  (or use environment.yml)
+cat >&2 <<MSG
+Missing system packages: ${packages[*]}.
+Without Graphviz's \`dot\`, graph drawings show as DOT text; without a C compiler,
+chapter 1's fused kernels run as numpy code. Install them with one of:
+    sudo apt-get install ${packages[*]}                        (Debian/Ubuntu)
+    brew install graphviz; xcode-select --install    (macOS)
+    conda env create -f environment.yml              (brings both)
 MSG
 exit 0

@@ -7,7 +7,8 @@
 * :mod:`.source` — the user's line each traced node came from;
 * :mod:`.interpreter` — running a graph;
 * :mod:`.passes` — constant folding, DCE, CSE, simplification, fusion;
-* :mod:`.fused` — the fused elementwise op; :mod:`.memory` — memory planning;
+* :mod:`.fused` — the fused elementwise op; :mod:`.codegen` and :mod:`.ckernel`
+  — its generated kernels (numpy, and C through cffi); :mod:`.memory` — memory planning;
 * :mod:`.compiler` — ``compile(fn)``; :mod:`.fx_compare` — checks against torch.fx;
 * :mod:`.serialize` — ``save``/``load``; :mod:`.runtime` — run a saved graph.
 

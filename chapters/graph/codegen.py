@@ -1,13 +1,15 @@
-"""Code generation (代码生成): each fused program becomes one Python function.
+"""Code generation (代码生成): each fused program becomes one function.
 
 The compiler's last step. A :class:`~chapters.graph.fused.FusedProgram` is a
 list of elementwise steps; :func:`generate_kernel` writes it out as the source
-of one function, specialised to the shapes and dtypes of its inputs, and
-compiles it with Python's own ``compile``. Read it with ``print(kernel.source)``
+of one function, specialised to the shapes and dtypes of its inputs: a C loop
+compiled with the system's C compiler (:mod:`.ckernel`) where it can, else
+the numpy function this module generates and compiles with Python's own
+``compile``, described here. Read it with ``print(kernel.source)``
 (or :meth:`~chapters.graph.compiler.CompiledFunction.kernel_source`), the way
 ``TORCH_LOGS=output_code`` shows the code Inductor generated. For the GELU
 ``0.5 * h * (1 + tanh(0.79788 * (h + 0.044715 * h * h * h)))`` on
-``h = x @ w1 + b1`` of 256 x 512 float32 values, the kernel reads::
+``h = x @ w1 + b1`` of 256 x 512 float32 values, the numpy kernel reads::
 
     def fused_kernel(out, in0, in1, in2, in3, in4, in5):
         t0 = np.empty((32, 512), 'float32')  # scratch
@@ -42,21 +44,27 @@ transcendental functions. The saving is therefore memory traffic and
 allocation, which pays when tensors are larger than the caches. On tensors
 that fit in a core's cache, as in chapter 1's benchmark MLP, numpy's
 separate passes are already fast, and a memory-planned unfused graph runs as
-fast as the fused one (:mod:`.ablation` measures both). Nor does fusion
-remove the cost of an op itself: numpy's float ``pow`` on negative numbers
-takes tens of nanoseconds per element, against a fraction of one for ``*``,
-inside the kernel as outside; rewriting ``x ** 3`` as ``x * x * x`` is the
-simplification pass's job.
+fast as the fused one (:mod:`.ablation` measures both). Nor does this
+kernel remove the cost of an op itself: numpy's float ``pow`` on negative
+numbers takes tens of nanoseconds per element, against a fraction of one for
+``*``, inside the kernel as outside; rewriting ``x ** 3`` as ``x * x * x`` is
+the simplification pass's job, and a faster ``pow`` the C kernel's.
 
-**Why numpy source and not a compiled loop.** numpy's ufuncs already run
-SIMD loops (AVX-512 ``tanh``, ``exp``, arithmetic); what they lack is fusion,
-and the block loop gives that back. The alternatives: numexpr, measured on
-the course's machine on one thread (as chapter 1 measures everything),
-computes float32 ``tanh`` with the scalar C library, about 50x slower than
-numpy's SIMD ``tanh``, so its fused GELU on 256 x 512 values took 3.2 ms
-against 0.18 ms for numpy's ten separate passes; numba brings LLVM, a large
-dependency, and a JIT compile for each new kernel; C through cffi needs a C
-compiler on every learner's machine. Generated numpy needs nothing the course
+**Why a C kernel first, and this numpy kernel as the fallback.** numpy's
+ufuncs already run SIMD loops for ``tanh``, ``exp`` and arithmetic; but its
+float32 ``pow`` on negative bases is scalar and slow: on the course's machine
+(one thread, 10^6 float32 elements) the unfused GELU takes 63.8 ns per
+element, most of it in ``np.power``, and this kernel keeps that ``pow``, so
+fusion alone gained only about 1.05x over eager on chapter 1's MLP. numexpr
+computes float32 ``tanh`` with the scalar C library (its fused GELU on
+256 x 512 values took 3.2 ms against 0.18 ms for numpy's separate passes);
+numba brings LLVM, a large dependency. The same program compiled as one C
+loop at ``-O3 -ffast-math`` (:mod:`.ckernel`, through cffi) takes 17.4 ns per
+element: GCC vectorises the loop and calls glibc's vector ``powf`` and
+``tanhf``. So :func:`generate_kernel` builds the C kernel when it can, and
+this numpy kernel when the program has an op, dtype or broadcast layout the C
+kernel does not handle, or when no C compiler is installed (with one warning
+that says how to install one). The numpy kernel needs nothing the course
 does not install already, runs on one thread, and prints as Python that a
 learner can read line by line.
 
@@ -71,6 +79,7 @@ not reproduce). :func:`generate_kernel` returns ``None`` for those, and
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import linecache
 from collections.abc import Callable
@@ -78,8 +87,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import ckernel
+from .ckernel import CKernel
 from .ops import TensorMeta, get_op
 
+LANGUAGES = ("C", "numpy")
+KERNEL_LANGUAGE = "C"  # the language fused programs run in; kernels_in changes it
 BLOCK_ELEMENTS = 1 << 14  # 64 KiB of float32 per scratch buffer: stays in the core's cache
 
 # op -> the numpy call that computes it into a given buffer; {0}, {1}: operands
@@ -141,6 +154,7 @@ class GeneratedKernel:
     fn: Callable[..., np.ndarray]
     out_meta: TensorMeta
     block_rows: int
+    language: str = "numpy"
 
     def __call__(self, out: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
         return self.fn(out, *inputs)
@@ -244,13 +258,8 @@ def kernel_source(program, metas: tuple[TensorMeta, ...], name: str = "fused_ker
     return "\n".join(lines) + "\n"
 
 
-@functools.lru_cache(maxsize=512)
-def generate_kernel(program, metas: tuple[TensorMeta, ...]) -> GeneratedKernel | None:
-    """Generate and compile the kernel of ``program`` for inputs ``metas``, or
-    ``None`` when it cannot be generated (see :func:`why_not_generated`).
-    Cached: a program seen again with the same input metas reuses its kernel."""
-    if why_not_generated(program, metas) is not None:
-        return None
+def numpy_kernel(program, metas: tuple[TensorMeta, ...]) -> GeneratedKernel:
+    """Generate the numpy kernel of ``program`` and compile it with Python's ``compile``."""
     source = kernel_source(program, metas)
     filename = f"<generated kernel {abs(hash((program, metas))):x}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -258,3 +267,38 @@ def generate_kernel(program, metas: tuple[TensorMeta, ...]) -> GeneratedKernel |
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102  (our own generated code)
     out_meta = step_metas(program, metas)[-1]
     return GeneratedKernel(source, namespace["fused_kernel"], out_meta, block_rows_for(out_meta))
+
+
+@functools.lru_cache(maxsize=512)
+def generate_kernel(program, metas: tuple[TensorMeta, ...],
+                    language: str = "C") -> GeneratedKernel | CKernel | None:
+    """The kernel of ``program`` for inputs ``metas``: in C when ``language``
+    is ``"C"`` and :mod:`.ckernel` can build it, else generated numpy, else
+    ``None`` when it cannot be generated (see :func:`why_not_generated`).
+    Cached: a program seen again with the same input metas reuses its kernel."""
+    if language not in LANGUAGES:
+        raise ValueError(f"kernel language {language!r} is not one of {LANGUAGES}")
+    if why_not_generated(program, metas) is not None:
+        return None
+    if language == "C" and (kernel := ckernel.build(program, step_metas(program, metas))):
+        return kernel
+    return numpy_kernel(program, metas)
+
+
+def kernel_for(program, metas: tuple[TensorMeta, ...]) -> GeneratedKernel | CKernel | None:
+    """:func:`generate_kernel` in the language chosen by :func:`kernels_in` (C by default)."""
+    return generate_kernel(program, metas, KERNEL_LANGUAGE)
+
+
+@contextlib.contextmanager
+def kernels_in(language: str):
+    """Within the block, fused programs run as ``language`` kernels (``"C"`` or
+    ``"numpy"``), e.g. to time the numpy kernel against the C one."""
+    if language not in LANGUAGES:
+        raise ValueError(f"kernel language {language!r} is not one of {LANGUAGES}")
+    global KERNEL_LANGUAGE
+    saved, KERNEL_LANGUAGE = KERNEL_LANGUAGE, language
+    try:
+        yield
+    finally:
+        KERNEL_LANGUAGE = saved

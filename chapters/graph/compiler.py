@@ -9,8 +9,9 @@ same signature skip Python and run the graph. A new shape is a new signature:
 it is traced and cached next to the old one, not an error.
 
 The last step is code generation (:mod:`.codegen`): every ``fused`` node's
-program becomes one generated Python function, specialised to its input
-shapes and dtypes. :meth:`CompiledFunction.kernel_source` prints them, as
+program becomes one generated function, specialised to its input shapes and
+dtypes: a C loop compiled through cffi (:mod:`.ckernel`), or generated numpy
+where C cannot be used. :meth:`CompiledFunction.kernel_source` prints them, as
 ``TORCH_LOGS=output_code`` prints the kernels Inductor wrote for
 ``torch.compile``. A program the generator cannot handle keeps the blocked
 interpreter, and its entry in ``kernels`` is ``None``.
@@ -29,7 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .codegen import GeneratedKernel, generate_kernel, why_not_generated
+from . import ckernel
+from .ckernel import CKernel
+from .codegen import GeneratedKernel, kernel_for, step_metas, why_not_generated
 from .ir import Graph, format_call
 from .memory import PlannedExecutor
 from .passes import PIPELINE, PassReport, optimize
@@ -40,10 +43,21 @@ def signature(args) -> tuple:
     return tuple((np.shape(a), np.asarray(a).dtype.str) for a in args)
 
 
-def generate_kernels(graph: Graph) -> dict[str, GeneratedKernel | None]:
+def generate_kernels(graph: Graph) -> dict[str, GeneratedKernel | CKernel | None]:
     """Generate the kernel of every fused node of ``graph``, by node name."""
-    return {node.name: generate_kernel(node.attrs["program"], tuple(i.meta for i in node.inputs))
+    return {node.name: kernel_for(node.attrs["program"], tuple(i.meta for i in node.inputs))
             for node in graph.topological_order() if node.op == "fused"}
+
+
+def kernel_language(program, metas, kernel) -> str:
+    """One line on which kind of kernel runs a fused node, and why not C."""
+    if kernel is None:
+        return "no kernel: the blocked interpreter runs it"
+    if kernel.language == "C":
+        return f"C kernel, compiled with {' '.join(ckernel.COMPILE_FLAGS)}"
+    reason = ckernel.why_not_c(program, step_metas(program, metas)) or (
+        "C kernels are off (codegen.kernels_in) or no C compiler works")
+    return f"numpy kernel, not C: {reason}"
 
 
 @dataclass
@@ -55,7 +69,7 @@ class CompiledEntry:
     graph: Graph
     reports: list[PassReport]
     executor: PlannedExecutor
-    kernels: dict[str, GeneratedKernel | None] = field(default_factory=dict)
+    kernels: dict[str, GeneratedKernel | CKernel | None] = field(default_factory=dict)
 
     def kernel_source(self) -> str:
         """The generated source of each fused node, headed by the node it computes
@@ -68,6 +82,7 @@ class CompiledEntry:
             header += [f"#   in{i} = {inp.name}: {inp.dtype}{list(inp.shape)}"
                        for i, inp in enumerate(node.inputs)]
             program, metas = node.attrs["program"], tuple(i.meta for i in node.inputs)
+            header.append(f"#   {kernel_language(program, metas, kernel)}")
             body = kernel.source if kernel else (
                 f"# not generated: {why_not_generated(program, metas)}; "
                 "runs in the blocked interpreter (chapters.graph.fused.run_blocked)\n")

@@ -7,9 +7,9 @@ of rows at a time: the temporaries are block-sized, stay in cache, and the
 result is written once. That is what a fusing compiler's generated loop does
 (one read of the inputs, one write of the output).
 
-Two ways run a program. Normally :mod:`.codegen` has generated one Python
-function for it (numpy calls with ``out=`` buffers, over blocks of rows), and
-:func:`run_fused_into` calls that. Programs with an op or a dtype the
+Two ways run a program. Normally :mod:`.codegen` has generated one function
+for it (a compiled C loop, or numpy calls with ``out=`` buffers over blocks
+of rows), and :func:`run_fused_into` calls that. Programs with an op or a dtype the
 generator does not handle run in :func:`run_blocked`, an interpreter over the
 same blocks that calls each op's own kernel.
 
@@ -92,7 +92,7 @@ def run_program(program: FusedProgram, arrays, out: np.ndarray) -> np.ndarray:
 def run_fused_into(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray:
     """Compute the program into ``out``: with its generated kernel when
     :mod:`.codegen` could generate one, else with :func:`run_blocked`."""
-    kernel = codegen.generate_kernel(program, tuple(TensorMeta.of(a) for a in arrays))
+    kernel = codegen.kernel_for(program, tuple(TensorMeta.of(a) for a in arrays))
     if kernel is None:
         return run_blocked(out, arrays, program)
     return kernel(out, *arrays)
@@ -120,7 +120,7 @@ def run_blocked(out: np.ndarray, arrays, program: FusedProgram) -> np.ndarray:
 def fused(*arrays, program: FusedProgram):
     """Run a fused elementwise program (see the module docstring)."""
     metas = tuple(TensorMeta.of(a) for a in arrays)
-    kernel = codegen.generate_kernel(program, metas)
+    kernel = codegen.kernel_for(program, metas)
     if kernel is None:
         meta = _fused_meta(*metas, program=program)
         return run_blocked(np.empty(meta.shape, meta.dtype), arrays, program)

@@ -27,6 +27,13 @@ def test_this_machine_has_everything_the_course_needs():
     names = by_name(checks)
     assert names["NumPy"].found == importlib.import_module("numpy").__version__
     assert names["Graphviz dot"].found.startswith("dot - graphviz version")
+    assert " at /" in names["C compiler"].found
+
+
+def test_missing_c_compiler_says_what_is_lost_and_how_to_install_it():
+    check = envcheck.check_c_compiler(which=lambda name: None)
+    assert check.status == MISSING
+    assert "numpy code" in check.found and "apt-get install gcc" in check.fix
 
 
 def test_missing_python_package_is_reported_with_pip_fix():
@@ -76,7 +83,7 @@ def test_old_python_is_missing():
 def test_report_html_names_each_missing_part_and_its_fix():
     checks = envcheck.run_checks(importer=importer_without("plotly"), which=lambda n: None)
     page = envcheck.render_html(checks)
-    assert "Missing: Graphviz dot, plotly." in page
+    assert "Missing: Graphviz dot, C compiler, plotly." in page
     assert "brew install graphviz" in page
     text = envcheck.render_text(checks)
     assert "[missing] plotly" in text and "fix:" in text

@@ -3,7 +3,7 @@ row per pass, and the ratios and byte counts are what they claim to be."""
 
 import numpy as np
 
-from chapters.graph import run_eager
+from chapters.graph import codegen, run_eager
 from chapters.graph.ablation import EAGER, ablation, bytes_per_call, format_table, variants
 from chapters.graph.passes import PIPELINE
 from chapters.torchcheck import assert_close
@@ -46,7 +46,7 @@ def test_a_row_per_pass_and_ratios_against_eager():
     for label in ("constant folding", "algebraic simplification", "common-subexpression",
                   "dead-code", "elementwise fusion", "memory planning"):
         assert sum(n.startswith(label) and n.endswith(" only") for n in names) == 1, label
-    assert len(names) == len(PIPELINE) + 6
+    assert len(names) == len(PIPELINE) + 7 and "fusion only, numpy kernels" in names
     for k, row in enumerate(rows):  # eager's times are 1, 2, 3; row k's are k+1 .. k+3
         assert np.isclose(row.speedup, 2.0 / (k + 2.0))
         assert np.allclose(row.speedup_range, (1.5 / (k + 2.5), 2.5 / (k + 1.5)))
@@ -67,3 +67,18 @@ def test_fusion_cuts_kernels_and_full_size_temporaries():
 def test_bytes_per_call_sees_numpy_allocations():
     assert 8000 <= bytes_per_call(lambda: np.ones(1000)) < 9000
     assert bytes_per_call(lambda: np.ones(1000) + np.ones(1000)) >= 16000
+
+
+def test_the_numpy_kernel_row_runs_numpy_kernels(monkeypatch):
+    seen = []
+    real = codegen.generate_kernel
+    monkeypatch.setattr(codegen, "generate_kernel",
+                        lambda program, metas, language: seen.append(language) or real(
+                            program, metas, language))
+    ways = variants(gelu_mlp, inputs(batch=9))
+    seen.clear()
+    ways["fusion only, numpy kernels"].call()
+    assert seen == ["numpy"]
+    seen.clear()
+    ways["elementwise fusion only"].call()
+    assert seen == ["C"]

@@ -1,4 +1,5 @@
-"""Generated fused kernels: they agree with eager and torch, handle blocks,
+"""Generated numpy kernels (the fallback of the C kernels, which
+test_ckernel.py tests): they agree with eager and torch, handle blocks,
 broadcasting and aliasing, keep their temporaries block-sized, and programs
 that cannot be generated fall back to the blocked interpreter."""
 
@@ -28,6 +29,15 @@ def mlp_inputs(batch=37, d=8, hidden=24, seed=0):
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(s).astype(np.float32)
             for s in ((batch, d), (d, hidden), (hidden,), (hidden, 5))]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def numpy_kernels():
+    """Every test here runs the numpy kernels, not the C ones."""
+    codegen.generate_kernel.cache_clear()
+    with codegen.kernels_in("numpy"):
+        yield
+    codegen.generate_kernel.cache_clear()
 
 
 @pytest.fixture
@@ -81,7 +91,7 @@ def test_scratch_buffers_are_reused_and_block_sized(small_blocks):
     fuse_elementwise(graph)
     node = fused_node(graph)
     program, metas = node.attrs["program"], tuple(i.meta for i in node.inputs)
-    kernel = codegen.generate_kernel(program, metas)
+    kernel = codegen.kernel_for(program, metas)
     # independent count: the most step results alive at once just after a step
     # (a result may take over the buffer of an operand that dies at its step;
     # the last step writes into the output, not into scratch)
@@ -150,7 +160,7 @@ def test_a_scalar_program_runs_without_a_loop():
     graph = trace(fn, x)
     fuse_elementwise(graph)
     node = fused_node(graph)
-    kernel = codegen.generate_kernel(node.attrs["program"], tuple(i.meta for i in node.inputs))
+    kernel = codegen.kernel_for(node.attrs["program"], tuple(i.meta for i in node.inputs))
     assert "for start" not in kernel.source
     assert_close(run(graph, x), np.tanh(np.float32(0.3) * 2 + 1), rtol=1e-6, atol=0)
 
@@ -195,8 +205,8 @@ def check_chain(shapes, ops, picks, transpose):
     fuse_elementwise(graph, min_ops=1)
     fused = [n for n in graph.topological_order() if n.op == "fused"]
     for node in fused:
-        assert codegen.generate_kernel(node.attrs["program"],
-                                       tuple(i.meta for i in node.inputs)) is not None
+        assert codegen.kernel_for(node.attrs["program"],
+                                  tuple(i.meta for i in node.inputs)) is not None
     assert_close(run(graph, *values), expected, rtol=1e-12, atol=1e-12, what="generated")
     if fused and fused[-1] is graph.outputs[0]:
         node = fused[-1]

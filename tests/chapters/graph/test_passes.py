@@ -112,7 +112,8 @@ def test_fusion_makes_one_node_of_an_elementwise_chain():
     assert ops == ["fused"] and len(report.removed) == 9
     program = g.outputs[0].attrs["program"]
     assert program.ops.count("mul") == 6 and "tanh" in program.ops
-    assert_close(run(g, x), expected, rtol=0, atol=0, what="fused gelu")
+    # the C kernel (-ffast-math, vector tanhf): a few ulp from numpy on values of order 1
+    assert_close(run(g, x), expected, rtol=2e-6, atol=1e-6, what="fused gelu")
 
 
 def test_fusion_stops_at_values_used_outside_the_group():
@@ -131,6 +132,7 @@ def test_fused_kernel_handles_broadcast_inputs_in_blocks(monkeypatch):
     from chapters.graph.fused import run_blocked
 
     monkeypatch.setattr(codegen, "BLOCK_ELEMENTS", 7)  # many small blocks
+    monkeypatch.setattr(codegen, "KERNEL_LANGUAGE", "numpy")  # blocks are the numpy kernel's
     codegen.generate_kernel.cache_clear()
     rng = np.random.default_rng(0)
     x, b, s = rng.standard_normal((9, 5)), rng.standard_normal(5), rng.standard_normal((1, 5))
