@@ -23,7 +23,7 @@ import numpy as np
 from chapters.graph.ir import topological_sort
 
 from . import dtypes
-from .core import TensorBase
+from .core import TensorBase, run
 from .dispatch import suppress_hook
 from .grad_mode import set_grad_enabled
 from .modes import MODES
@@ -149,7 +149,14 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 if data.shape != meta[0] or data.dtype != meta[1]:
                     gi = _fit(gi, meta)
                 previous = grads.get(next_node)
-                grads[next_node] = gi if previous is None else previous + gi
+                grads[next_node] = gi if previous is None else _sum(previous, gi)
+
+
+def _sum(previous: TensorBase, gi: TensorBase) -> TensorBase:
+    """``previous + gi``: two gradients for one input, of its shape and dtype
+    (both went through :func:`_fit`), so the core's add runs directly: no type
+    promotion to do, and backward runs without the autocast hook anyway."""
+    return run(type(gi), "add", (previous, gi))
 
 
 def _retain(kept: TensorBase | None, g: TensorBase, create_graph: bool) -> None:
