@@ -69,25 +69,32 @@ def _horner(z: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
 
 
 def _erf_float32(x: np.ndarray) -> np.ndarray:
-    """erf of a float32 array by the two polynomials of the module docstring,
-    reusing buffers (each fresh array of this size costs page faults)."""
-    t = x * x
+    """erf of a float32 array by the two polynomials of the module docstring.
+
+    Both pieces are computed everywhere, on clamped arguments (so each stays
+    finite), and blended by multiplying with the 0/1 mask of |x| < 1: exact,
+    and far faster than a masked copy. Buffers are reused, as each fresh array
+    of this size costs page faults."""
+    xc = np.clip(x, -1, 1)                     # the near piece's argument; +-1 outside
+    t = xc * xc
     near = _horner(t, _NEAR_ZERO)
-    near *= x
-    near += x                                  # x + x p(x^2)
-    a = np.abs(x)
+    near *= xc
+    near += xc                                 # x + x p(x^2)
+    a = np.abs(x, out=t)
     inside = a < 1
     np.clip(a, 1, _TAIL_END, out=a)
-    np.multiply(a, a, out=t)
-    np.negative(t, out=t)
-    np.exp(t, out=t)                           # e^(-x^2)
-    np.divide(1, a, out=a)
-    a -= np.float32(_TAIL_CENTRE)
-    tail = _horner(a, _TAIL)
-    tail *= t                                  # erfc(|x|)
+    u = np.divide(1, a)
+    u -= np.float32(_TAIL_CENTRE)
+    np.multiply(a, a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)                           # e^(-x^2)
+    tail = _horner(u, _TAIL)
+    tail *= a                                  # erfc(|x|)
     np.subtract(1, tail, out=tail)
-    np.copysign(tail, x, out=tail)             # erf is odd
-    np.copyto(tail, near, where=inside)
+    tail *= xc                                 # erf is odd: xc is the sign of x out here
+    near *= inside
+    tail *= np.logical_not(inside, out=inside)
+    tail += near
     return tail
 
 
