@@ -265,18 +265,19 @@ def _record(op: str, inputs: tuple, attrs: dict, result: TensorBase, observers: 
             f"the derivative for {op!r} is not implemented: no VJP rule is registered for it. "
             "Register one with chapters.autodiff.rules.vjp_rule, or compute it under no_grad()."
         ) from None
-    nexts = []
-    metas = []
+    nexts, metas, parents = [], [], []
     for x in inputs:
         if isinstance(x, TensorBase) and x._requires_grad:
             data = x.data
-            nexts.append((x.grad_fn or x._accumulator(), 0))
+            parent = x.grad_fn or x._accumulator()
+            nexts.append((parent, 0))
             metas.append((data.shape, data.dtype))
+            parents.append(parent)
         else:
             nexts.append(_NO_EDGE)
             metas.append(None)
     out = result.data
-    node = BackwardNode(op, tuple(nexts), tuple(metas), attrs, out)
+    node = BackwardNode(op, tuple(nexts), tuple(metas), attrs, out, tuple(parents))
     if saves:
         vbox = result._vbox
         items = []

@@ -96,13 +96,16 @@ class BackwardNode(Node):
                  "site")
 
     def __init__(self, op: str, next_functions: tuple, input_meta: tuple, attrs: dict,
-                 out: np.ndarray):
+                 out: np.ndarray, inputs: tuple | None = None):
         self.id = next(_ids)
         self.op = op
         self.next_functions = next_functions
-        self.inputs = tuple([n for n, _ in next_functions if n is not None])
+        if inputs is None:  # the nodes of next_functions, unless the caller has them at hand
+            inputs = tuple([n for n, _ in next_functions if n is not None])
+        self.inputs = inputs
         self.input_meta = input_meta
-        self.needs_input_grad = tuple([m is not None for m in input_meta])
+        self.needs_input_grad = ((True,) * len(input_meta) if len(inputs) == len(input_meta)
+                                 else tuple([m is not None for m in input_meta]))
         self.attrs = attrs
         self.users = []
         self.name = backward_name(op, attrs, input_meta, out.ndim)
