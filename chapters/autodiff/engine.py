@@ -146,7 +146,7 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 if next_node is None or gi is None:
                     continue
                 data = gi.data
-                if data.shape != meta[0] or data.dtype != meta[1]:
+                if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
                     gi = _fit(gi, meta)
                 previous = grads.get(next_node)
                 grads[next_node] = gi if previous is None else _sum(previous, gi)

@@ -108,7 +108,7 @@ class BackwardNode(Node):
                                  else tuple([m is not None for m in input_meta]))
         self.attrs = attrs
         self.users = []
-        self.name = backward_name(op, attrs, input_meta, out.ndim)
+        self.name = _FIXED_NAMES.get(op) or backward_name(op, attrs, input_meta, out.ndim)
         self.out_shape = out.shape
         self.out_dtype = out.dtype
         self._saved = None
