@@ -187,7 +187,11 @@ def gelu(x, approximate="none"):
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
-    return (0.5 * x * (1 + erf_kernel.erf(x / math.sqrt(2)))).astype(x.dtype, copy=False)
+    phi = erf_kernel.erf(x / math.sqrt(2))  # then 0.5 x (1 + erf), in place
+    phi += 1
+    phi *= x
+    phi *= 0.5
+    return phi.astype(x.dtype, copy=False)
 
 
 def gelu_derivative(x: Tensor, approximate: str) -> Tensor:
