@@ -1,6 +1,6 @@
 """Engine vs PyTorch eager (CPU): time ratios measured in one run.
 
-    python bench/autodiff_bench.py [--threads N] [--repeats R]
+    python bench/autodiff_bench.py [--threads N] [--repeats R] [--only WORD]
 
 Four workloads, each written once as a function of a "library" namespace and
 run on both engines with the same thread count for numpy's BLAS (set through
@@ -142,6 +142,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--only", default="", help="run the workloads whose title has WORD")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     with threadpool_limits(limits=args.threads):
@@ -149,6 +150,8 @@ def main() -> None:
               f"torch {torch.__version__}, numpy {np.__version__}")
         print(f"{'workload':58s} {'engine':>10s} {'torch':>10s} {'ratio':>7s} {'goal':>6s}")
         for title, build, goal in WORKLOADS:
+            if args.only.lower() not in title.lower():
+                continue
             timings = measure({lib.name: build(lib, np.random.default_rng(0))
                                for lib in (ENGINE, TORCH)}, args.repeats)
             engine, torch_ = timings["engine"], timings["torch"]
