@@ -5,7 +5,7 @@
 a small transformer block, a fifth of the block's whole forward and backward.
 For float32 arrays :func:`erf` instead evaluates two polynomials with whole-array
 numpy operations (about three times faster), accurate to float32 rounding:
-measured against float64 erf over the float32 line, at most 1.4 units in the
+measured against float64 erf on 6 million float32 points in [-5, 5], at most 1.4 units in the
 last place and 0.23 on average (torch's float32 erf: 0.74 and 0.22). Other
 dtypes keep scipy's float64 evaluation.
 
