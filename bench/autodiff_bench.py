@@ -1,6 +1,6 @@
 """Engine vs PyTorch eager (CPU): time ratios measured in one run.
 
-    python bench/autodiff_bench.py [--threads N] [--repeats R]
+    python bench/autodiff_bench.py [--threads N] [--repeats R] [--only WORD]
 
 Four workloads, each written once as a function of a "library" namespace and
 run on both engines with the same thread count for numpy's BLAS (set through
@@ -15,14 +15,16 @@ threadpoolctl) and for torch (``torch.set_num_threads``):
    dim_feedforward=256, pre-LayerNorm, GELU, causal mask) on a batch of 8
    sequences of 32 tokens, forward and backward             (goal: <= 1.5x torch)
 
-Each timing is the median of ``repeats`` runs of a loop sized to last about
-0.1 s, after a warm-up; the ratio is engine time / torch time.
+Both engines are timed round-robin (:func:`vizkit.timing.interleaved_medians`:
+each round runs the engine's loop, then torch's, each loop sized to last about
+0.05 s), so a change of machine load hits both alike; the ratio is the median
+engine time over the median torch time, and the interquartile range of each
+is printed beside it.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from types import SimpleNamespace
 
@@ -32,6 +34,7 @@ from threadpoolctl import threadpool_limits
 
 import chapters.autodiff as ad
 from chapters.autodiff import nn, optim
+from vizkit.timing import interleaved_medians
 
 TORCH = SimpleNamespace(name="torch", nn=torch.nn, optim=torch.optim, F=torch.nn.functional,
                         tensor=lambda a, requires_grad=False: torch.tensor(
@@ -112,19 +115,20 @@ def transformer_block(lib, rng):
     return step
 
 
-def measure(step, repeats: int) -> float:
-    step()  # warm-up
-    start, loops = time.perf_counter(), 0
-    while time.perf_counter() - start < 0.1:
+def calls_in(step, seconds: float) -> int:
+    """How many calls of ``step`` last about ``seconds`` (after one warm-up call)."""
+    step()
+    start, calls = time.perf_counter(), 0
+    while time.perf_counter() - start < seconds:
         step()
-        loops += 1
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(loops):
-            step()
-        times.append((time.perf_counter() - start) / loops)
-    return statistics.median(times)
+        calls += 1
+    return calls
+
+
+def measure(steps: dict, repeats: int) -> dict:
+    """Interleaved timings of ``steps`` (name -> step), each loop about 0.05 s."""
+    number = max(1, min(calls_in(step, 0.05) for step in steps.values()))
+    return interleaved_medians(steps, repeats=repeats, number=number)
 
 
 WORKLOADS = [("MLP training step 64-256-256-10, batch 128, Adam", mlp_step, 1.5),
@@ -137,7 +141,8 @@ WORKLOADS = [("MLP training step 64-256-256-10, batch 128, Adam", mlp_step, 1.5)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--only", default="", help="run the workloads whose title has WORD")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     with threadpool_limits(limits=args.threads):
@@ -145,12 +150,16 @@ def main() -> None:
               f"torch {torch.__version__}, numpy {np.__version__}")
         print(f"{'workload':58s} {'engine':>10s} {'torch':>10s} {'ratio':>7s} {'goal':>6s}")
         for title, build, goal in WORKLOADS:
-            seconds = {lib.name: measure(build(lib, np.random.default_rng(0)), args.repeats)
-                       for lib in (ENGINE, TORCH)}
-            ratio = seconds["engine"] / seconds["torch"]
+            if args.only.lower() not in title.lower():
+                continue
+            timings = measure({lib.name: build(lib, np.random.default_rng(0))
+                               for lib in (ENGINE, TORCH)}, args.repeats)
+            engine, torch_ = timings["engine"], timings["torch"]
+            ratio = engine.median / torch_.median
             verdict = "ok" if ratio <= goal else "over"
-            print(f"{title:58s} {seconds['engine'] * 1e3:8.3f}ms {seconds['torch'] * 1e3:8.3f}ms "
-                  f"{ratio:6.2f}x {goal:5.1f}x {verdict}")
+            print(f"{title:58s} {engine.median * 1e3:8.3f}ms {torch_.median * 1e3:8.3f}ms "
+                  f"{ratio:6.2f}x {goal:5.1f}x {verdict}  (IQR engine {engine.spread:.0%}, "
+                  f"torch {torch_.spread:.0%})")
 
 
 if __name__ == "__main__":

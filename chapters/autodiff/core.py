@@ -182,28 +182,29 @@ class TensorBase:
 
 
 def _prepare(op: str) -> tuple:
-    """``(kernel, view)`` for ``op``, cached: its numpy kernel, wrapped to compute
-    low precision in float32 unless it only moves values, and whether it may
-    return a view of its first input."""
+    """``(kernel, view, computes)`` for ``op``, cached: its numpy kernel, whether
+    it may return a view of its first input, and whether it computes new values
+    (so float16/bfloat16 inputs are computed in float32: :func:`_in_float32`)."""
     facts = info(op)
-    kernel = get_op(op).kernel
-    if not facts.movement:
-        raw = kernel
-
-        def kernel(*arrays, **attrs):
-            low = None
-            for a in arrays:
-                if a is not None and a.dtype in _LOW:
-                    low = a.dtype
-            if low is None:
-                return raw(*arrays, **attrs)
-            up = [a.astype(np.float32) if a is not None and a.dtype in _LOW else a
-                  for a in arrays]
-            out = raw(*up, **attrs)
-            return out.astype(low) if out.dtype == np.float32 else out
-
-    _PREPARED[op] = kernel, facts.view
+    _PREPARED[op] = get_op(op).kernel, facts.view, not facts.movement
     return _PREPARED[op]
+
+
+def _low_precision(arrays) -> np.dtype | None:
+    """The float16/bfloat16 dtype among ``arrays``, None if there is none."""
+    low = None
+    for a in arrays:
+        if a is not None and a.dtype in _LOW:
+            low = a.dtype
+    return low
+
+
+def _in_float32(kernel, arrays, attrs: dict, low: np.dtype) -> np.ndarray:
+    """``kernel`` on float16/bfloat16 inputs: computed in float32, the result
+    rounded to ``low``, as PyTorch's CPU kernels do."""
+    up = [a.astype(np.float32) if a is not None and a.dtype in _LOW else a for a in arrays]
+    out = kernel(*up, **attrs)
+    return out.astype(low) if out.dtype == np.float32 else out
 
 
 def _explain(op: str, arrays, attrs, err: Exception) -> Exception:
@@ -221,13 +222,17 @@ def _explain(op: str, arrays, attrs, err: Exception) -> Exception:
 def run(result_type: type, op: str, inputs: tuple, attrs: dict | None = None):
     """Run ``op`` on ``inputs`` (tensors, or arrays taken as constants), wrap the
     result in a ``result_type`` and record its history node when an input
-    requires grad (steps 1-4 of the module docstring)."""
+    requires grad (steps 1-4 of the module docstring).
+
+    The common case costs the least: float32 inputs go straight to the kernel,
+    and the thread's modes are read once."""
     if attrs is None:
         attrs = {}
     arrays = [x.data if isinstance(x, TensorBase) else x for x in inputs]
-    kernel, view = _PREPARED.get(op) or _prepare(op)
+    kernel, view, computes = _PREPARED.get(op) or _prepare(op)
     try:
-        out = kernel(*arrays, **attrs)
+        low = _low_precision(arrays) if computes else None
+        out = kernel(*arrays, **attrs) if low is None else _in_float32(kernel, arrays, attrs, low)
     except Exception as err:
         raise _explain(op, arrays, attrs, err) from err
     if type(out) is not np.ndarray:
@@ -239,12 +244,13 @@ def run(result_type: type, op: str, inputs: tuple, attrs: dict | None = None):
     result = _new(result_type)
     result._init(out, vbox)
     modes = MODES
+    observers = modes.observers
     if modes.grad_enabled and out.dtype in _FLOATING:
         for x in inputs:
             if isinstance(x, TensorBase) and x._requires_grad:
-                _record(op, inputs, attrs, result, modes.observers)
+                _record(op, inputs, attrs, result, observers)
                 break
-    for observer in modes.observers:  # anomaly detection, forward mode
+    for observer in observers:  # anomaly detection, forward mode
         observer.op_ran(op, inputs, attrs, result)
     return result
 
@@ -259,21 +265,25 @@ def _record(op: str, inputs: tuple, attrs: dict, result: TensorBase, observers: 
             f"the derivative for {op!r} is not implemented: no VJP rule is registered for it. "
             "Register one with chapters.autodiff.rules.vjp_rule, or compute it under no_grad()."
         ) from None
-    nexts = []
-    metas = []
+    nexts, metas, parents = [], [], []
     for x in inputs:
         if isinstance(x, TensorBase) and x._requires_grad:
-            nexts.append((x.grad_fn or x._accumulator(), 0))
-            metas.append((x.data.shape, x.data.dtype))
+            data = x.data
+            parent = x.grad_fn or x._accumulator()
+            nexts.append((parent, 0))
+            metas.append((data.shape, data.dtype))
+            parents.append(parent)
         else:
             nexts.append(_NO_EDGE)
             metas.append(None)
-    node = BackwardNode(op, tuple(nexts), tuple(metas), attrs, result.data)
+    out = result.data
+    node = BackwardNode(op, tuple(nexts), tuple(metas), attrs, out, tuple(parents))
     if saves:
+        vbox = result._vbox
         items = []
         for s in saves:
             if s == "out":
-                items.append((result.data, result._vbox, result._vbox[0]))
+                items.append((out, vbox, vbox[0]))
             else:
                 x = inputs[s]
                 if isinstance(x, TensorBase):
@@ -295,8 +305,8 @@ def scalar(value, like: np.dtype) -> np.ndarray:
     its own kind is higher (an int tensor times 2.5 gives float32). An integer
     outside the tensor's integer range wraps around, as in torch
     (``uint8_tensor + -1`` adds 255)."""
-    if type(value) is float and like in _FLOATING:  # the common case, decided at once
-        return np.asarray(value, dtype=like)
+    if (type(value) is float or type(value) is int) and like in _FLOATING:
+        return np.asarray(value, dtype=like)  # the common case, decided at once
     kind = dtypes.default_dtype_for(value)
     dtype = like if dtypes.category(kind) <= dtypes.category(like) else kind
     return np.asarray(value).astype(dtype)

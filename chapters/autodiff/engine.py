@@ -23,7 +23,7 @@ import numpy as np
 from chapters.graph.ir import topological_sort
 
 from . import dtypes
-from .core import TensorBase
+from .core import TensorBase, run
 from .dispatch import suppress_hook
 from .grad_mode import set_grad_enabled
 from .modes import MODES
@@ -121,19 +121,19 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
             if g is None:
                 continue
             if isinstance(node, AccumulateGrad):
-                g = _run_hooks(node.variable._hooks and node.variable._hooks["pre"], g)
+                hooks = node.variable._hooks
+                if hooks:
+                    g = _run_hooks(hooks["pre"], g)
                 if capture is not None:
                     if node in capture:
                         captured[node] = g
                     continue
                 _accumulate(node.variable, g, create_graph, handed)
                 continue
-            g = _run_hooks(node.hooks, g)
-            if node.retained is not None:
-                kept = node.retained()
-                if kept is not None and capture is None:  # accumulates, as a leaf's does
-                    fresh = g if create_graph else type(g)._make(g.data.copy(), [0])
-                    kept.grad = fresh if kept.grad is None else kept.grad + fresh
+            if node.hooks:
+                g = _run_hooks(node.hooks, g)
+            if node.retained is not None and capture is None:
+                _retain(node.retained(), g, create_graph)
             if capture is not None and node in capture:
                 captured[node] = g
             input_grads = VJP[node.op](node, g)
@@ -145,17 +145,35 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                                                 input_grads, strict=True):
                 if next_node is None or gi is None:
                     continue
-                gi = _fit(gi, meta)
+                data = gi.data
+                if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
+                    gi = _fit(gi, meta)
                 previous = grads.get(next_node)
-                grads[next_node] = gi if previous is None else previous + gi
+                grads[next_node] = gi if previous is None else _sum(previous, gi)
 
 
-def _run_hooks(hooks, g: TensorBase) -> TensorBase:
-    if hooks:
-        for hook in list(hooks):
-            new = hook(g)
-            if new is not None:
-                g = new
+def _sum(previous: TensorBase, gi: TensorBase) -> TensorBase:
+    """``previous + gi``: two gradients for one input, of its shape and dtype
+    (both went through :func:`_fit`), so the core's add runs directly: no type
+    promotion to do, and backward runs without the autocast hook anyway."""
+    return run(type(gi), "add", (previous, gi))
+
+
+def _retain(kept: TensorBase | None, g: TensorBase, create_graph: bool) -> None:
+    """``kept.grad += g`` for a non-leaf that called ``retain_grad()`` (as a leaf's
+    gradient accumulates); nothing if the tensor is gone."""
+    if kept is None:
+        return
+    fresh = g if create_graph else type(g)._make(g.data.copy(), [0])
+    kept.grad = fresh if kept.grad is None else kept.grad + fresh
+
+
+def _run_hooks(hooks: list, g: TensorBase) -> TensorBase:
+    """Each hook may return a new gradient, which the next hook receives."""
+    for hook in list(hooks):
+        new = hook(g)
+        if new is not None:
+            g = new
     return g
 
 

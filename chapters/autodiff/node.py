@@ -56,6 +56,7 @@ class NodeName(str):
 
 
 _NAMES: dict[str, NodeName] = {}
+_FIXED_NAMES: dict[str, NodeName] = {}  # op -> its name, for ops whose name never varies
 
 
 def backward_name(op: str, attrs: dict | None = None, input_meta: tuple = (),
@@ -66,11 +67,16 @@ def backward_name(op: str, attrs: dict | None = None, input_meta: tuple = (),
     ``SumBackward1``, a 2-D ``@`` is ``MmBackward0``), the inputs' meta
     (``(shape, dtype)`` each, None for an input needing no gradient) and
     ``out_ndim`` pick it."""
+    name = _FIXED_NAMES.get(op)
+    if name is not None:
+        return name
     entry = OPS.get(op) or info(op)  # info(): the defaults, for an op only chapter 1 knows
     text = entry.backward_name(attrs or {}, input_meta, out_ndim)
     name = _NAMES.get(text)
     if name is None:
         name = _NAMES[text] = NodeName(text)
+    if op in OPS and entry.grad_fn_variant is None:  # registered once, one name for every call
+        _FIXED_NAMES[op] = name
     return name
 
 
@@ -81,22 +87,28 @@ class BackwardNode(Node):
     (``(None, 0)`` for inputs that need no gradient), as in PyTorch;
     ``inputs`` holds the non-None ones for the chapter 1 graph algorithms.
     ``input_meta[i]`` is ``(shape, dtype)`` of input ``i`` (None when it
-    needs no gradient): backward sums and casts each gradient back to it.
+    needs no gradient): backward sums and casts each gradient back to it;
+    ``needs_input_grad[i]`` says whether it is not None.
     """
 
-    __slots__ = ("next_functions", "input_meta", "out_shape", "out_dtype", "_saved",
-                 "_saved_nbytes", "_tensor_type", "released", "hooks", "retained", "site")
+    __slots__ = ("next_functions", "input_meta", "needs_input_grad", "out_shape", "out_dtype",
+                 "_saved", "_saved_nbytes", "_tensor_type", "released", "hooks", "retained",
+                 "site")
 
     def __init__(self, op: str, next_functions: tuple, input_meta: tuple, attrs: dict,
-                 out: np.ndarray):
+                 out: np.ndarray, inputs: tuple | None = None):
         self.id = next(_ids)
         self.op = op
         self.next_functions = next_functions
-        self.inputs = tuple(n for n, _ in next_functions if n is not None)
+        if inputs is None:  # the nodes of next_functions, unless the caller has them at hand
+            inputs = tuple([n for n, _ in next_functions if n is not None])
+        self.inputs = inputs
         self.input_meta = input_meta
+        self.needs_input_grad = ((True,) * len(input_meta) if len(inputs) == len(input_meta)
+                                 else tuple([m is not None for m in input_meta]))
         self.attrs = attrs
         self.users = []
-        self.name = backward_name(op, attrs, input_meta, out.ndim)
+        self.name = _FIXED_NAMES.get(op) or backward_name(op, attrs, input_meta, out.ndim)
         self.out_shape = out.shape
         self.out_dtype = out.dtype
         self._saved = None
@@ -109,10 +121,6 @@ class BackwardNode(Node):
     @property
     def meta(self) -> TensorMeta:
         return TensorMeta(self.out_shape, self.out_dtype)
-
-    @property
-    def needs_input_grad(self) -> tuple[bool, ...]:
-        return tuple(m is not None for m in self.input_meta)
 
     # ------------------------------------------------------------ saving
     def save(self, items: tuple, tensor_type: type) -> None:
@@ -144,22 +152,29 @@ class BackwardNode(Node):
             return ()
         out = []
         for index, (value, box, version) in enumerate(self._saved):
-            is_tensor = not isinstance(value, np.ndarray)
-            if box is not None and box[0] != version:
-                what = f"saved input {index}" if is_tensor else "its output"
-                array = value.data if is_tensor else value
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: [{array.dtype} {list(array.shape)}], {what} of "
-                    f"{self.name}, is at version {box[0]}; expected version {version} "
-                    "instead. Hint: replace the in-place op (x.mul_(), x += ...) by its "
-                    "out-of-place form (x = x * ...), or clone the tensor before changing it."
-                )
-            if box is None or is_tensor:
+            if box is None:  # a constant
                 out.append(value)
-            else:  # the op's output, re-attached to this node
-                out.append(self._tensor_type._make(value, box, self))
+                continue
+            if box[0] != version:
+                raise self._modified_error(index, value, box[0], version)
+            if isinstance(value, np.ndarray):  # the op's output, re-attached to this node
+                value = self._tensor_type._make(value, box, self)
+            out.append(value)
         return tuple(out)
+
+    def _modified_error(self, index: int, value, version_now: int,
+                        version_saved: int) -> RuntimeError:
+        """The error for saved ``value`` (item ``index``), changed in place since saving."""
+        is_tensor = not isinstance(value, np.ndarray)
+        what = f"saved input {index}" if is_tensor else "its output"
+        array = value.data if is_tensor else value
+        return RuntimeError(
+            "one of the variables needed for gradient computation has been modified "
+            f"by an inplace operation: [{array.dtype} {list(array.shape)}], {what} of "
+            f"{self.name}, is at version {version_now}; expected version {version_saved} "
+            "instead. Hint: replace the in-place op (x.mul_(), x += ...) by its "
+            "out-of-place form (x = x * ...), or clone the tensor before changing it."
+        )
 
     def release(self) -> None:
         """Free the saved tensors (after a backward without retain_graph)."""

@@ -39,7 +39,10 @@ _LOW = frozenset(dtypes.LOW_PRECISION)
 
 
 def _binary(op: str, a, b, reverse: bool = False) -> Tensor:
-    a, b = operands(a, b)
+    """``a op b`` (``b op a`` if ``reverse``), promoted to one dtype unless ``b``
+    is a tensor of ``a``'s dtype already (the common case)."""
+    if not (isinstance(b, TensorBase) and b.data.dtype is a.data.dtype):
+        a, b = operands(a, b)
     return apply(op, (b, a) if reverse else (a, b))
 
 

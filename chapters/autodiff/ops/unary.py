@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from chapters.graph.ops import TensorMeta, float_dtype, floating_meta, register_op, same_meta
 
 from ..rules import register
 from ..tensor import Tensor, apply
+from . import erf_kernel
 from .common import masked
 
 # ------------------------------------------------- the table of simple rules
@@ -161,7 +161,7 @@ register("clamp", vjp=clamp_vjp, jvp=clamp_jvp, saves=(0,), movement=True)
 @register_op("erf", floating_meta, elementwise=True)
 def erf(x):
     """The error function erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt."""
-    return special.erf(x).astype(float_dtype(x.dtype), copy=False)
+    return erf_kernel.erf(x).astype(float_dtype(x.dtype), copy=False)
 
 
 def erf_vjp(ctx, g):
@@ -187,7 +187,11 @@ def gelu(x, approximate="none"):
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
-    return (0.5 * x * (1 + special.erf(x / math.sqrt(2)))).astype(x.dtype, copy=False)
+    phi = erf_kernel.erf(x / math.sqrt(2))  # then 0.5 x (1 + erf), in place
+    phi += 1
+    phi *= x
+    phi *= 0.5
+    return phi.astype(x.dtype, copy=False)
 
 
 def gelu_derivative(x: Tensor, approximate: str) -> Tensor:

