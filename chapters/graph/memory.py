@@ -49,6 +49,7 @@ SUMMARY = {
           "最后一次使用后即释放的峰值 {at_last_use:.1f} KiB，规划后 {planned:.1f} KiB",
 }
 
+
 @dataclass
 class MemoryPlan:
     order: list[Node]
