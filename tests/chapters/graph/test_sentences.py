@@ -1,13 +1,16 @@
-"""The sentences chapter 1's helpers print follow the course's language: English
-exactly as before, Chinese under ``set_language("zh")``, the same numbers in both."""
+"""The sentences (and a table's column heads) chapter 1's helpers print follow the
+course's language: English exactly as before, Chinese under ``set_language("zh")``,
+the same numbers in both."""
 
 import re
+import unicodedata
 
 import numpy as np
 import pytest
 
 from chapters.graph import plan_memory, trace
 from chapters.graph.ablation import pass_label
+from chapters.graph.fx_compare import side_by_side
 from chapters.graph.memory import SUMMARY
 from chapters.graph.passes import PIPELINE, PassReport
 from chapters.graph.passes.report import TEXTS
@@ -84,3 +87,25 @@ def test_pass_report_tables_have_the_same_keys_and_name_every_pipeline_pass():
     assert set(TEXTS) == set(LANGUAGES)
     assert set(TEXTS["en"]) == set(TEXTS["zh"])
     assert {pass_label(one_pass) for one_pass in PIPELINE} <= set(TEXTS["zh"]["names"])
+
+
+def scaled_tanh(x):
+    return (x * 2.0).tanh()
+
+
+def columns(line: str) -> int:
+    """Monospace columns of ``line``, counted here apart from the module under test."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in line)
+
+
+def test_fx_side_by_side_heads_its_columns_in_the_course_language_and_stays_aligned():
+    graph = trace(scaled_tanh, np.ones(3))
+    english = side_by_side(scaled_tanh, graph).splitlines()
+    set_language("zh")
+    chinese = side_by_side(scaled_tanh, graph).splitlines()
+    assert english[0].split() == ["our", "node", "our", "op", "torch.fx", "node", "torch.fx",
+                                  "target"]
+    assert chinese[0].split() == ["我们的节点", "我们的算子", "torch.fx", "节点", "torch.fx",
+                                  "目标"]
+    for table in (english, chinese):  # every row pads every column: one width per table
+        assert len({columns(line) for line in table}) == 1, table
