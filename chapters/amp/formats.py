@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from chapters.language import language
+
 
 @dataclass(frozen=True)
 class FloatFormat:
@@ -224,6 +226,15 @@ def all_values(fmt) -> np.ndarray:
 # ------------------------------------------------------------------ quantization
 
 
+# QuantizeReport's sentence in each language the course speaks (chapters.language picks one)
+REPORT_TEXT = {
+    "en": "{format}: overflow {overflow:.2%}, underflow to zero {underflow:.2%}, subnormal "
+          "{subnormal:.2%}, max relative error (normal values) {max_rel_error:.3g}",
+    "zh": "{format}：溢出 {overflow:.2%}，下溢为零 {underflow:.2%}，非规格化数 {subnormal:.2%}，"
+          "最大相对误差（规格化数）{max_rel_error:.3g}",
+}
+
+
 @dataclass(frozen=True)
 class QuantizeReport:
     """What happened to an array cast into a format.
@@ -240,9 +251,10 @@ class QuantizeReport:
     max_rel_error: float   # over the elements that stayed normal and finite
 
     def __str__(self) -> str:
-        return (f"{self.format}: overflow {self.overflow:.2%}, underflow to zero "
-                f"{self.underflow:.2%}, subnormal {self.subnormal:.2%}, "
-                f"max relative error (normal values) {self.max_rel_error:.3g}")
+        """The four fractions and the error in one line, in the course's language."""
+        return REPORT_TEXT[language()].format(
+            format=self.format, overflow=self.overflow, underflow=self.underflow,
+            subnormal=self.subnormal, max_rel_error=self.max_rel_error)
 
 
 def quantize(array, fmt) -> QuantizeReport:

@@ -20,9 +20,12 @@ example data, takes a branch and warns.
 from __future__ import annotations
 
 import importlib
+import unicodedata
 
 import torch
 import torch.fx
+
+from chapters.language import language
 
 from .ir import Graph
 from .ops import REGISTRY, get_op
@@ -69,12 +72,27 @@ def op_sequence(graph: Graph) -> list[str]:
     return [n.op for n in graph.nodes if n.op not in ("placeholder", "constant")]
 
 
+# side_by_side's column heads in each language the course speaks (chapters.language picks one)
+HEADER = {"en": ("our node", "our op", "torch.fx node", "torch.fx target"),
+          "zh": ("我们的节点", "我们的算子", "torch.fx 节点", "torch.fx 目标")}
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a monospace font: 2 for a wide (CJK) character, else 1."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def padded(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` columns (``str.ljust`` counts characters)."""
+    return text + " " * (width - display_width(text))
+
+
 def side_by_side(fn, graph: Graph) -> str:
     """A text table: our node, our op, torch.fx's node target."""
     fx_nodes = [n for n in torch.fx.symbolic_trace(fn).graph.nodes
                 if n.op in ("call_function", "call_method")]
     ours = [n for n in graph.nodes if n.op not in ("placeholder", "constant")]
-    rows = [("our node", "our op", "torch.fx node", "torch.fx target")]
+    rows = [HEADER[language()]]
     for k in range(max(len(ours), len(fx_nodes))):
         a = ours[k] if k < len(ours) else None
         b = fx_nodes[k] if k < len(fx_nodes) else None
@@ -82,5 +100,5 @@ def side_by_side(fn, graph: Graph) -> str:
             f"{b.op} {getattr(b.target, '__module__', '') or ''}."
             f"{getattr(b.target, '__name__', b.target)}".replace(" .", " "))
         rows.append((a.name if a else "-", a.op if a else "-", b.name if b else "-", target))
-    widths = [max(len(r[c]) for r in rows) for c in range(4)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
+    widths = [max(display_width(r[c]) for r in rows) for c in range(4)]
+    return "\n".join("  ".join(padded(c, w) for c, w in zip(r, widths, strict=True)) for r in rows)

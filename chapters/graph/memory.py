@@ -34,10 +34,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chapters.language import language
+
 from .fused import UFUNCS, run_fused_into
 from .interpreter import bind_inputs, evaluate, last_uses
 from .ir import Graph, Node
 from .ops import get_op
+
+# MemoryPlan.summary's sentence in each language the course speaks (chapters.language picks one)
+SUMMARY = {
+    "en": "{values} intermediates in {buffers} buffers: naive {naive:.1f} KiB, freed at last use "
+          "{at_last_use:.1f} KiB peak, planned {planned:.1f} KiB",
+    "zh": "{values} 个中间值共用 {buffers} 个缓冲区：朴素分配 {naive:.1f} KiB，"
+          "最后一次使用后即释放的峰值 {at_last_use:.1f} KiB，规划后 {planned:.1f} KiB",
+}
 
 
 @dataclass
@@ -58,10 +68,12 @@ class MemoryPlan:
         return [n for n, (birth, death) in self.intervals.items() if birth <= step < death]
 
     def summary(self) -> str:
-        return (f"{len(self.intervals)} intermediates in {len(self.buffer_bytes)} buffers: "
-                f"naive {self.naive_bytes / 1024:.1f} KiB, freed at last use "
-                f"{self.free_at_last_use_bytes / 1024:.1f} KiB peak, planned "
-                f"{self.planned_bytes / 1024:.1f} KiB")
+        """One line in the course's language: intermediates, buffers, and the bytes
+        of the three allocation strategies (KiB, one decimal)."""
+        return SUMMARY[language()].format(
+            values=len(self.intervals), buffers=len(self.buffer_bytes),
+            naive=self.naive_bytes / 1024, at_last_use=self.free_at_last_use_bytes / 1024,
+            planned=self.planned_bytes / 1024)
 
 
 def is_intermediate(node: Node, outputs: set[int]) -> bool:
