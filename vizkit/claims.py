@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 
 from IPython.display import display
 
+from vizkit.strings import check_table, words
+
+WORDS = check_table({
+    "en": {"measured": "measured", "checked": "checked against this run"},
+    "zh": {"measured": "实测", "checked": "已用本次运行的测量核对"},
+})
+
 
 class ClaimNotSupported(AssertionError):
     """A sentence of the course text that this run's measurements contradict."""
@@ -56,8 +63,9 @@ class Claim:
         items = "".join(
             f"<code style='margin-right:0.8em'>{html.escape(name)} = "
             f"{html.escape(format_value(v))}</code>" for name, v in self.evidence.items())
-        note = f"<br><small>measured: {items}</small>" if items else ""
-        return (f"<div class='vizkit-claim'><span title='checked against this run'>✓</span> "
+        said = words(WORDS)
+        note = f"<br><small>{said['measured']}: {items}</small>" if items else ""
+        return (f"<div class='vizkit-claim'><span title='{said['checked']}'>✓</span> "
                 f"{html.escape(self.text)}{note}</div>")
 
 

@@ -31,3 +31,12 @@ def test_evidence_is_compact_and_html_is_escaped():
 def test_a_claim_without_evidence_says_so_when_it_fails():
     with pytest.raises(ClaimNotSupported, match="evidence: none given"):
         claim("it works", False)
+
+
+def test_the_evidence_label_is_english_by_default():
+    assert "measured: <code" in Claim("a < b", True, {"ratio": 0.5})._repr_html_()
+
+
+def test_the_evidence_label_speaks_chinese_in_the_chinese_edition(chinese):
+    page = Claim("a < b", True, {"ratio": 0.5})._repr_html_()
+    assert "实测: " in page and "measured" not in page and "ratio = 0.5" in page
