@@ -168,11 +168,11 @@ class Tensor(TensorBase):
     # ------------------------------------------------------------- arithmetic
     @public("add")
     def add(self, other, alpha=1):
-        return _binary("add", self, other if alpha == 1 else other * alpha)
+        return _scaled_binary("add", self, other, alpha)
 
     @public("sub")
     def sub(self, other, alpha=1):
-        return _binary("sub", self, other if alpha == 1 else other * alpha)
+        return _scaled_binary("sub", self, other, alpha)
 
     @public("mul")
     def mul(self, other):
@@ -195,6 +195,8 @@ class Tensor(TensorBase):
                 f"pow: integers to negative integer powers are not allowed ({self.data.dtype} "
                 f"** {exponent} is not an integer). Make the base floating first, e.g. "
                 f"x.float() ** {exponent}.")
+        if isinstance(exponent, Tensor) and exponent.data.dtype == self.data.dtype:
+            dtypes.check_implemented("pow", self.data.dtype, bool_ok=False)
         return _binary("pow", self, exponent)
 
     @public("maximum")
@@ -214,6 +216,7 @@ class Tensor(TensorBase):
                 f"matmul: expected both operands to have the same dtype, got "
                 f"{self.data.dtype}{list(self.shape)} and {other.data.dtype}{list(other.shape)}. "
                 "Cast one of them first, e.g. b.to(a.dtype).")
+        dtypes.check_implemented("matmul", self.data.dtype, bool_ok=False)
         return apply("matmul", (self, other))
 
     __add__ = add
@@ -245,7 +248,7 @@ class Tensor(TensorBase):
 
     @public("matmul")
     def __rmatmul__(self, other):
-        return Tensor(other).matmul(self)
+        return (other if isinstance(other, Tensor) else Tensor(other)).matmul(self)
 
     @public("neg")
     def neg(self):
@@ -308,6 +311,7 @@ class Tensor(TensorBase):
 
     @public("abs")
     def abs(self):
+        dtypes.check_implemented("abs", self.data.dtype, bool_ok=False)
         return apply("abs", (self,))
 
     __abs__ = abs
@@ -322,11 +326,16 @@ class Tensor(TensorBase):
 
     @public("relu")
     def relu(self):
+        if self.data.dtype == dtypes.bool_:
+            raise RuntimeError("relu: bool inputs are not supported (as in torch); a mask is "
+                               "already non-negative, or convert first: x.float().relu().")
         return apply("relu", (self,))
 
     @public("square")
     def square(self):
-        return apply("mul", (self, self))
+        """``x * x``; a bool tensor squares as int64, as torch's ``x ** 2``."""
+        x = self.long() if self.data.dtype == dtypes.bool_ else self
+        return apply("mul", (x, x))
 
     @public("sign")
     def sign(self):
@@ -347,10 +356,13 @@ class Tensor(TensorBase):
 
     @public("softmax", autocast={"cuda": FLOAT32})
     def softmax(self, dim: int):
+        dtypes.check_implemented("softmax", self.data.dtype, bool_ok=False, integer_ok=False)
         return apply("softmax", (self,), {"dim": dim})
 
     @public("log_softmax", autocast={"cuda": FLOAT32})
     def log_softmax(self, dim: int):
+        dtypes.check_implemented("log_softmax", self.data.dtype, bool_ok=False,
+                                 integer_ok=False)
         return apply("log_softmax", (self,), {"dim": dim})
 
     @public("logsumexp")
@@ -602,8 +614,16 @@ class Tensor(TensorBase):
                 "(y = x + z) or run the update under no_grad().")
 
     def _inplace(self, op: str, other, ufunc) -> Tensor:
+        """``self = self (ufunc) other`` in self's storage; the result's dtype must
+        fit self's (no float into an int tensor), as in torch."""
         self._check_inplace(op, other)
         value = other.data if isinstance(other, Tensor) else other
+        result = dtypes.result_dtype([self.data, value])
+        if ufunc is np.true_divide and not dtypes.is_floating(result):
+            result = dtypes.float32  # true division of integers is floating
+        if ufunc is np.subtract and result == dtypes.bool_:
+            raise RuntimeError(f"{op}: subtracting bool tensors is not supported; use x ^= y.")
+        dtypes.check_castable(op, result, self.data.dtype)
         ufunc(self.data, value, out=self.data, casting="unsafe")
         self._vbox[0] += 1
         return self
@@ -625,17 +645,22 @@ class Tensor(TensorBase):
         return self._inplace("div_", other, np.true_divide)
 
     def addcmul_(self, a, b, value=1) -> Tensor:
+        dtypes.check_implemented("addcmul_", self.data.dtype, bool_ok=False)
         return self.add_(_index_arrays(a) * _index_arrays(b) * value)
 
     def addcdiv_(self, a, b, value=1) -> Tensor:
         return self.add_(_index_arrays(a) / _index_arrays(b) * value)
 
     def lerp_(self, end, weight) -> Tensor:
+        dtypes.check_implemented("lerp_", self.data.dtype, bool_ok=False, integer_ok=False)
         return self.add_((_index_arrays(end) - self.data) * weight)
 
     def clamp_(self, min=None, max=None) -> Tensor:
+        """``clamp``, written back into this tensor (its dtype must hold the result)."""
         self._check_inplace("clamp_")
-        np.clip(self.data, min, max, out=self.data)
+        result = self.detach().clamp(min, max)
+        dtypes.check_castable("clamp_", result.dtype, self.data.dtype)
+        self.data[...] = result.data
         self._vbox[0] += 1
         return self
 
@@ -709,6 +734,16 @@ def tensor_method(*aliases: str):
         return fn
 
     return attach
+
+
+def _scaled_binary(op: str, a: Tensor, b, alpha) -> Tensor:
+    """``a op alpha * b`` in the dtype of ``a op b``: torch's alpha scales the
+    operand without promoting it (bool ``a + 2 * b`` stays bool)."""
+    dtype = dtypes.result_dtype([a.data, b.data if isinstance(b, Tensor) else b])
+    if alpha == 1 or (op == "sub" and dtype == dtypes.bool_):  # the latter is refused
+        return _binary(op, a, b)
+    out = _binary(op, a, b * alpha)
+    return out if out.data.dtype == dtype else out.to(dtype)
 
 
 def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:

@@ -106,7 +106,9 @@ class OpEntry:
     name: str
     fns: dict[str, Callable]
     samples: list[Sample]
-    differentiable: bool = True
+    #: True / False as torch's result requires grad; None where torch records the
+    #: op but defines no derivative (its backward raises): nothing to compare
+    differentiable: bool | None = True
     tol: dict[str, Tol] = field(default_factory=dict)
     errors: list[ErrorInput] = field(default_factory=list)
     #: dtype (or "*" for all) -> why the engine still fails there (strict xfail)
@@ -320,13 +322,17 @@ def _binary_entries() -> list[OpEntry]:
     for mode in ("floor", "trunc"):
         out.append(entry(f"div.{mode}", {"div": lambda lib, F, a, b, m=mode: lib.div(
             a, b, rounding_mode=m)}, lambda rng: elementwise(rng, REALS, NONZERO)))
-    rounding = {"floor_divide": {"Tensor.__floordiv__": lambda lib, F, a, b: a // b,
-                                 "Tensor.__rfloordiv__": lambda lib, F, a, b: 7 // b},
-                "remainder": {"Tensor.__mod__": lambda lib, F, a, b: a % b,
-                              "Tensor.__rmod__": lambda lib, F, a, b: 7 % b},
-                "fmod": {}}
-    for name, ops in rounding.items():
-        out.append(entry(name, forms(name, **ops), lambda rng: elementwise(rng, REALS, NONZERO)))
+    out += [  # torch defines no derivative for floor division, nor for a number % tensor
+        entry("floor_divide", forms("floor_divide", **{
+            "Tensor.__floordiv__": lambda lib, F, a, b: a // b,
+            "Tensor.__rfloordiv__": lambda lib, F, a, b: 7 // b}),
+            lambda rng: elementwise(rng, REALS, NONZERO), differentiable=None),
+        entry("remainder", forms("remainder", **{"Tensor.__mod__": lambda lib, F, a, b: a % b}),
+              lambda rng: elementwise(rng, REALS, NONZERO)),
+        entry("remainder.number", {"Tensor.__rmod__": lambda lib, F, a, b: 7 % b},
+              lambda rng: elementwise(rng, REALS, NONZERO), differentiable=None),
+        entry("fmod", forms("fmod"), lambda rng: elementwise(rng, REALS, NONZERO)),
+    ]
     comparisons = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__",
                    "gt": "__gt__", "ge": "__ge__"}
     for name, dunder in comparisons.items():
@@ -350,7 +356,8 @@ def _binary_entries() -> list[OpEntry]:
     out += [
         entry("isclose", forms("isclose"), lambda rng: elementwise(rng, REALS, REALS),
               differentiable=False),
-        entry("lerp", forms("lerp"), lambda rng: elementwise(rng, REALS, REALS, (0.0, 1.0))),
+        entry("lerp", forms("lerp"), lambda rng: elementwise(rng, REALS, REALS, (0.0, 1.0)),
+              tol={"bfloat16": Tol(1.6e-2, 2e-2)}),  # torch's two-sided formula rounds apart
         entry("where", {"where": lambda lib, F, a, b, c: lib.where(c, a, b),
                         "Tensor.where": lambda lib, F, a, b, c: a.where(c, b)},
               lambda rng: [Sample(s.desc, s.arrays, (rng.uniform(size=(3, 4)) > 0.5,), view=s.view)
@@ -429,7 +436,7 @@ def _sorting_entries() -> list[OpEntry]:
             one("inverse-counts", np.round(values(rng, (6,))), return_inverse=True,
                 return_counts=True),
             one("0d", np.round(values(rng, ()))), one("empty", values(rng, (0,)))],
-            differentiable=False),
+            differentiable=None),
     ]
 
 
@@ -438,7 +445,9 @@ def _shape_entries() -> list[OpEntry]:
         return values(rng, shape)
 
     return [
-        entry("reshape", forms("reshape"), lambda rng: [
+        entry("reshape", {"reshape": lambda lib, F, x, shape: lib.reshape(x, shape),
+                          "Tensor.reshape": lambda lib, F, x, shape: x.reshape(*shape)},
+              lambda rng: [
             one("2d", x(rng, 3, 4), shape=(4, 3)), one("0d", x(rng), shape=(1,)),
             one("empty", x(rng, 0, 3), shape=(3, 0)),
             one("transposed", x(rng, 4, 3), shape=(-1,), view=transposed)]),
@@ -462,7 +471,9 @@ def _shape_entries() -> list[OpEntry]:
         entry("transpose", forms("transpose"), lambda rng: [
             one("2d", x(rng, 3, 4), dim0=0, dim1=1), one("3d", x(rng, 2, 3, 4), dim0=0, dim1=2),
             one("empty", x(rng, 0, 3), dim0=0, dim1=1)]),
-        entry("permute", forms("permute"), lambda rng: [
+        entry("permute", {"permute": lambda lib, F, x, dims: lib.permute(x, dims),
+                          "Tensor.permute": lambda lib, F, x, dims: x.permute(dims)},
+              lambda rng: [
             one("3d", x(rng, 2, 3, 4), dims=(2, 0, 1)), one("0d", x(rng), dims=()),
             one("empty", x(rng, 0, 3), dims=(1, 0))]),
         entry("t", {"Tensor.t": lambda lib, F, x: x.t(), "Tensor.T": lambda lib, F, x: x.T,
@@ -492,7 +503,8 @@ def _shape_entries() -> list[OpEntry]:
                 one("empty", x(rng, 0, 3), x(rng, 0, 3))],
             errors=[error("shapes differ", lambda lib, F, a, b: lib.stack([a, b]), ones_(2),
                           ones_(3))]),
-        entry("flip", forms("flip"), lambda rng: [
+        entry("flip", {"flip": lambda lib, F, x, dims: lib.flip(x, dims),
+                       "Tensor.flip": lambda lib, F, x, dims: x.flip(*dims)}, lambda rng: [
             one("2d", x(rng, 3, 4), dims=(0, 1)), one("empty", x(rng, 0, 3), dims=(1,)),
             one("transposed", x(rng, 4, 3), dims=(0,), view=transposed)]),
         entry("roll", forms("roll"), lambda rng: [
@@ -586,7 +598,7 @@ def _contraction_entries() -> list[OpEntry]:
                             ones_(3, 2))]),
         entry("baddbmm", forms("baddbmm"), lambda rng: [
             one("3d", x(rng, 2, 3, 2), x(rng, 2, 3, 4), x(rng, 2, 4, 2)),
-            one("broadcast-alpha", x(rng, 3, 2), x(rng, 2, 3, 4), x(rng, 2, 4, 2), alpha=0.5,
+            one("broadcast-alpha", x(rng, 3, 2), x(rng, 2, 3, 4), x(rng, 2, 4, 2), alpha=3,
                 beta=2)]),
         entry("dot", forms("dot"), lambda rng: [one("1d", x(rng, 4), x(rng, 4)),
                                                 one("empty", x(rng, 0), x(rng, 0))],
@@ -596,13 +608,29 @@ def _contraction_entries() -> list[OpEntry]:
                                                     one("empty", x(rng, 0), x(rng, 4))]),
         entry("einsum", {"einsum": lambda lib, F, a, b, eq: lib.einsum(eq, a, b)}, lambda rng: [
             one("mm", x(rng, 3, 4), x(rng, 4, 2), eq="ij,jk->ik"),
-            one("batch-trace", x(rng, 2, 3, 3), x(rng, 2), eq="bii,b->b"),
             one("outer", x(rng, 3), x(rng, 2), eq="i,j->ij")]),
+        entry("einsum.trace", {"einsum": lambda lib, F, a, b, eq: lib.einsum(eq, a, b)},
+              lambda rng: [one("batch-trace", x(rng, 2, 3, 3), x(rng, 2), eq="bii,b->b")],
+              xfail={"bool": "torch computes a trace without a matrix product and so accepts "
+                              "bool; the engine refuses bool einsum everywhere, as torch does "
+                              "for contractions that need bmm",
+                     **dict.fromkeys(("uint8", "int8", "int16", "int32"), (
+                         "torch sums a repeated index with torch.sum, which promotes small "
+                         "integers to int64; the engine's einsum keeps the operands' dtype")),
+                     **dict.fromkeys(("float32", "float64"), (
+                         "the engine's einsum has no gradient for a repeated letter (a "
+                         "diagonal) and says so; torch differentiates it"))}),
         entry("linear", {"F.linear": functional("linear")}, lambda rng: [
             one("bias", x(rng, 2, 3), x(rng, 4, 3), x(rng, 4)),
             one("batched", x(rng, 2, 5, 3), x(rng, 4, 3), x(rng, 4)),
             one("1d", x(rng, 3), x(rng, 4, 3), x(rng, 4))]),
     ]
+
+
+#: strict xfails of the refused-dtype test where torch's CPU kernel exists for int64 only
+_INT64_ONLY = {f"refuse-{d}": "torch's CPU kernel has int64 as its one integer dtype; the "
+               "engine computes every integer dtype (a gap in torch's kernels, not a rule "
+               "worth mirroring)" for d in ("uint8", "int8", "int16", "int32")}
 
 
 def _nn_entries() -> list[OpEntry]:
@@ -618,22 +646,25 @@ def _nn_entries() -> list[OpEntry]:
         entry("conv2d", {"F.conv2d": functional("conv2d")}, lambda rng: [
             one("bias", x(rng, 1, 2, 5, 5), x(rng, 3, 2, 3, 3), x(rng, 3)),
             one("stride-pad", x(rng, 2, 2, 5, 4), x(rng, 4, 1, 2, 2), stride=2, padding=1,
-                groups=2),
-            one("dilation", x(rng, 1, 1, 6, 6), x(rng, 1, 1, 2, 2), dilation=2)]),
+                groups=2)]),
+        entry("conv2d.dilation", {"F.conv2d": functional("conv2d")}, lambda rng: [
+            one("dilation", x(rng, 1, 1, 6, 6), x(rng, 1, 1, 2, 2), dilation=2)],
+            xfail=_INT64_ONLY),
         entry("conv1d", {"F.conv1d": functional("conv1d")}, lambda rng: [
             one("bias", x(rng, 2, 2, 7), x(rng, 3, 2, 3), x(rng, 3)),
             one("stride", x(rng, 1, 2, 7), x(rng, 2, 2, 2), stride=2, padding=1)]),
         entry("conv_transpose2d", {"F.conv_transpose2d": functional("conv_transpose2d")},
               lambda rng: [one("bias", x(rng, 1, 2, 3, 3), x(rng, 2, 3, 2, 2), x(rng, 3)),
                            one("stride", x(rng, 1, 2, 3, 3), x(rng, 2, 1, 3, 3), stride=2,
-                               padding=1, output_padding=1)]),
+                               padding=1, output_padding=1)],
+              tol={"float16": Tol(5e-3, 5e-3)}, xfail=_INT64_ONLY),  # f16: sums, rounded once
         entry("max_pool2d", {"F.max_pool2d": functional("max_pool2d")}, lambda rng: [
             one("k2", x(rng, 1, 2, 4, 4), kernel_size=2),
             one("stride-pad", x(rng, 2, 1, 5, 5), kernel_size=3, stride=2, padding=1)]),
         entry("avg_pool2d", {"F.avg_pool2d": functional("avg_pool2d")}, lambda rng: [
             one("k2", x(rng, 1, 2, 4, 4), kernel_size=2),
             one("pad", x(rng, 2, 1, 5, 5), kernel_size=3, stride=2, padding=1,
-                count_include_pad=False)]),
+                count_include_pad=False)], xfail=_INT64_ONLY),
         entry("dropout", {"F.dropout": functional("dropout")}, lambda rng: [
             one("eval", x(rng, 3, 4), p=0.5, training=False),
             one("p0", x(rng, 3, 4), p=0.0)]),
@@ -649,7 +680,7 @@ def _nn_entries() -> list[OpEntry]:
             Sample("mean", (x(rng, 3, 4),), (target,)),
             Sample("sum", (x(rng, 3, 4),), (target,), {"reduction": "sum"})]),
         entry("nll_loss.weight", {"F.nll_loss": lambda lib, F, x, w, t: F.nll_loss(
-            x, t, weight=w)}, lambda rng: [
+            x, t, weight=w.detach())}, lambda rng: [
                 Sample("mean", (x(rng, 3, 4), x(rng, 4, domain=POSITIVE)), (target,))]),
         entry("cross_entropy", {"F.cross_entropy": lambda lib, F, x, t, **kw: F.cross_entropy(
             x, t, **kw)}, lambda rng: [
@@ -709,34 +740,39 @@ def _cast_entries() -> list[OpEntry]:
 
 
 def _inplace(name, *args):
-    """``x.name(...)`` on a fresh copy (in-place ops are for updates outside
-    autograd, in both engines' spirit; the copy is a non-grad tensor)."""
-    return lambda lib, F, x, *t: getattr(x.detach().clone(), name)(*args, *t)
+    """``x.name(...)`` on a fresh copy, with detached operands: in-place ops
+    are for updates outside autograd (the engine refuses them on tensors
+    requiring grad, see chapters/autodiff/tensor.py)."""
+    return lambda lib, F, x, *t: getattr(x.detach().clone(), name)(
+        *(u.detach() for u in t), *args)
 
 
 def _inplace_entries() -> list[OpEntry]:
-    binary = {f"Tensor.{n}": _inplace(n) for n in ("add_", "sub_", "mul_", "div_", "copy_")}
-    binary["Tensor.__iadd__"] = _inplace("__iadd__")
-    binary["Tensor.__isub__"] = _inplace("__isub__")
-    binary["Tensor.__imul__"] = _inplace("__imul__")
-    binary["Tensor.__itruediv__"] = _inplace("__itruediv__")
-    unary = {"Tensor.zero_": _inplace("zero_"), "Tensor.fill_": _inplace("fill_", 2),
-             "Tensor.clamp_": lambda lib, F, x: x.detach().clone().clamp_(-1, 1)}
-    ternary = {f"Tensor.{n}": _inplace(n) for n in ("addcmul_", "addcdiv_")}
-    ternary["Tensor.lerp_"] = lambda lib, F, x, e, w: x.detach().clone().lerp_(e, 0.25)
-
     def same_shape(rng, *domains):
         return [s for s in elementwise(rng, *domains) if s.desc in ("2d", "0d", "empty")]
 
-    return [
-        entry("inplace.binary", binary, lambda rng: same_shape(rng, REALS, NONZERO),
-              differentiable=False,
-              errors=[error("int tensor += float", lambda lib, F, a, b: a.add_(b),
-                            np.ones(2, np.int64), ones_(2))]),
-        entry("inplace.unary", unary, lambda rng: same_shape(rng, REALS), differentiable=False),
-        entry("inplace.ternary", ternary, lambda rng: same_shape(rng, REALS, REALS, NONZERO),
+    binary = {"add_": "__iadd__", "sub_": "__isub__", "mul_": "__imul__", "div_": "__itruediv__",
+              "copy_": None}
+    out = [entry(name, {f"Tensor.{name}": _inplace(name)} | (
+        {f"Tensor.{dunder}": _inplace(dunder)} if dunder else {}),
+        lambda rng: same_shape(rng, REALS, NONZERO), differentiable=False)
+        for name, dunder in binary.items()]
+    out += [
+        entry("zero_", {"Tensor.zero_": _inplace("zero_")}, lambda rng: same_shape(rng, REALS),
               differentiable=False),
+        entry("fill_", {"Tensor.fill_": _inplace("fill_", 2)}, lambda rng: same_shape(rng, REALS),
+              differentiable=False),
+        entry("clamp_", {"Tensor.clamp_": _inplace("clamp_", -1, 1)},
+              lambda rng: same_shape(rng, REALS), differentiable=False),
+        entry("lerp_", {"Tensor.lerp_": _inplace("lerp_", 0.25)},
+              lambda rng: same_shape(rng, REALS, REALS), differentiable=False),
     ]
+    out += [entry(name, {f"Tensor.{name}": _inplace(name)},
+                  lambda rng: same_shape(rng, REALS, REALS, NONZERO), differentiable=False)
+            for name in ("addcmul_", "addcdiv_")]
+    out[0].errors.append(error("int tensor += float", lambda lib, F, a, b: a.add_(b),
+                               np.ones(2, np.int64), ones_(2)))
+    return out
 
 
 def _build() -> list[OpEntry]:
@@ -774,19 +810,24 @@ def inputs(lib, sample: Sample, dtype: str, requires_grad: bool):
     return leaves, args
 
 
+def torch_refuses(op: OpEntry, dtype: str):
+    """The first ``(form, sample)`` of ``op`` that torch refuses in ``dtype``, or None."""
+    for form in op.fns.values():
+        for sample in op.samples:
+            _, args = inputs(torch, sample, dtype, requires_grad=False)
+            try:
+                form(torch, TF, *args, **sample.kwargs)
+            except Exception:  # noqa: BLE001  (any refusal counts as "not supported")
+                return form, sample
+    return None
+
+
 @cache
 def torch_dtypes(name: str) -> tuple[str, ...]:
-    """The dtypes torch accepts for entry ``name``: its first lambda on its
-    first sample, tried in each dtype."""
+    """The dtypes torch accepts for entry ``name``: every lambda on every
+    sample runs in them. An entry whose inputs are all fixed (indices) has
+    the one dtype of those."""
     op = BY_NAME[name]
-    if not any(s.arrays for s in op.samples):  # inputs are indices only: their own dtype
+    if not any(s.arrays for s in op.samples):
         return ("int64",)
-    accepted = []
-    for dtype in DTYPES:
-        _, args = inputs(torch, op.samples[0], dtype, requires_grad=False)
-        try:
-            op.first(torch, TF, *args, **op.samples[0].kwargs)
-        except Exception:  # noqa: BLE001  (any refusal counts as "not supported")
-            continue
-        accepted.append(dtype)
-    return tuple(accepted)
+    return tuple(d for d in DTYPES if torch_refuses(op, d) is None)
