@@ -17,7 +17,6 @@ from scipy import special
 
 from chapters.graph.ops import TensorMeta, float_dtype, floating_meta, register_op, same_meta
 
-from .. import dtypes
 from ..rules import register
 from ..tensor import Tensor, apply
 from .common import masked
@@ -233,7 +232,7 @@ def cast(x, dtype):
     """The same values in ``dtype`` (rounded to nearest, as torch's ``.to``).
     bfloat16 goes to integers through float32, so out-of-range values wrap
     as torch's (and numpy's float) casts do instead of saturating."""
-    if x.dtype == dtypes.bfloat16 and np.dtype(dtype).kind in "iu":
+    if x.dtype.name == "bfloat16" and np.dtype(dtype).kind in "iu":
         x = x.astype(np.float32)
     return x.astype(dtype)
 
