@@ -82,6 +82,14 @@ def check_implemented(op: str, dtype: np.dtype, *, bool_ok: bool = True,
                                   f"convert first, e.g. {convert}.")
 
 
+def check_no_bool_sub(a, b) -> None:
+    """torch refuses ``-`` whenever a bool tensor takes part, even with a number."""
+    if bool_ in (getattr(a, "dtype", None), getattr(b, "dtype", None)):
+        raise RuntimeError("sub: subtraction with a bool tensor is not supported; for two "
+                           "masks use a ^ b (logical xor), to invert one use ~mask, or convert "
+                           "first (mask.long()).")
+
+
 def check_castable(op: str, result: np.dtype, target: np.dtype) -> None:
     """An in-place op writes its result into ``target``'s dtype: refused, as
     torch does, when that would drop a category (float into int, int into bool)."""

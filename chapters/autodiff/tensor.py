@@ -172,6 +172,7 @@ class Tensor(TensorBase):
 
     @public("sub")
     def sub(self, other, alpha=1):
+        dtypes.check_no_bool_sub(self, other)
         return _scaled_binary("sub", self, other, alpha)
 
     @public("mul")
@@ -232,6 +233,7 @@ class Tensor(TensorBase):
 
     @public("sub")
     def __rsub__(self, other):
+        dtypes.check_no_bool_sub(self, other)
         return _binary("sub", self, other, reverse=True)
 
     @public("mul")
@@ -614,15 +616,14 @@ class Tensor(TensorBase):
                 "(y = x + z) or run the update under no_grad().")
 
     def _inplace(self, op: str, other, ufunc) -> Tensor:
-        """``self = self (ufunc) other`` in self's storage; the result's dtype must
-        fit self's (no float into an int tensor), as in torch."""
+        """self = self (ufunc) other in place; the result must fit self's dtype."""
         self._check_inplace(op, other)
         value = other.data if isinstance(other, Tensor) else other
         result = dtypes.result_dtype([self.data, value])
         if ufunc is np.true_divide and not dtypes.is_floating(result):
             result = dtypes.float32  # true division of integers is floating
-        if ufunc is np.subtract and result == dtypes.bool_:
-            raise RuntimeError(f"{op}: subtracting bool tensors is not supported; use x ^= y.")
+        if ufunc is np.subtract:
+            dtypes.check_no_bool_sub(self, value)
         dtypes.check_castable(op, result, self.data.dtype)
         ufunc(self.data, value, out=self.data, casting="unsafe")
         self._vbox[0] += 1
@@ -739,9 +740,9 @@ def tensor_method(*aliases: str):
 def _scaled_binary(op: str, a: Tensor, b, alpha) -> Tensor:
     """``a op alpha * b`` in the dtype of ``a op b``: torch's alpha scales the
     operand without promoting it (bool ``a + 2 * b`` stays bool)."""
-    dtype = dtypes.result_dtype([a.data, b.data if isinstance(b, Tensor) else b])
-    if alpha == 1 or (op == "sub" and dtype == dtypes.bool_):  # the latter is refused
+    if alpha == 1:
         return _binary(op, a, b)
+    dtype = dtypes.result_dtype([a.data, b.data if isinstance(b, Tensor) else b])
     out = _binary(op, a, b * alpha)
     return out if out.data.dtype == dtype else out.to(dtype)
 

@@ -771,6 +771,36 @@ def _inplace_entries() -> list[OpEntry]:
     return out
 
 
+def _promotion_entries() -> list[OpEntry]:
+    """Type promotion: the tested dtype against Python numbers, 0-d tensors and
+    tensors of another dtype (the fixed operand keeps its own dtype)."""
+
+    def against(*fixed):
+        return lambda rng: [Sample(f"{np.asarray(f).dtype}{list(np.shape(f))}",
+                                   (values(rng, (3, 4)),), (f,)) for f in fixed]
+
+    others = (np.array(2.5), np.array(3), np.full((3, 4), 2, np.int32),
+              np.ones((1, 4), np.float16), np.array(True))
+    return [
+        entry("add.mixed", {"add": lambda lib, F, x, y: lib.add(x, y),
+                            "Tensor.__radd__": lambda lib, F, x, y: y + x}, against(*others)),
+        entry("mul.mixed", {"mul": lambda lib, F, x, y: lib.mul(x, y)}, against(*others)),
+        entry("div.mixed", {"div": lambda lib, F, x, y: lib.div(x, y)}, against(*others[:4])),
+        entry("maximum.mixed", {"maximum": lambda lib, F, x, y: lib.maximum(x, y)},
+              against(*others)),
+        entry("where.mixed", {"where": lambda lib, F, x, y: lib.where(x > 0, x, y)},
+              against(*others)),
+        entry("cat.mixed", {"cat": lambda lib, F, x, y: lib.cat([x, y.expand(3, 4)[:1]])},
+              against(*others[2:])),
+        entry("python-numbers", {
+            "add": lambda lib, F, x: x + 2.5, "Tensor.__rsub__": lambda lib, F, x: 3 - x,
+            "mul": lambda lib, F, x: x * True, "Tensor.__rtruediv__": lambda lib, F, x: 2 / x,
+            "Tensor.gt": lambda lib, F, x: x > 0.5, "Tensor.eq": lambda lib, F, x: x == 1},
+            lambda rng: [one("2d", values(rng, (3, 4), NONZERO)),
+                         one("0d", values(rng, (), NONZERO))]),
+    ]
+
+
 def _errors_by_entry() -> dict[str, list[ErrorInput]]:
     """Calls torch refuses, per entry (more sit with their entries above)."""
     m23, m32, v3 = ones_(2, 3), ones_(3, 2), ones_(3)
@@ -817,7 +847,7 @@ def _errors_by_entry() -> dict[str, list[ErrorInput]]:
 def _build() -> list[OpEntry]:
     entries = (_unary_entries() + _binary_entries() + _reduction_entries() + _sorting_entries()
                + _shape_entries() + _indexing_entries() + _contraction_entries()
-               + _nn_entries() + _cast_entries() + _inplace_entries())
+               + _nn_entries() + _cast_entries() + _inplace_entries() + _promotion_entries())
     by_name = {e.name: e for e in entries}
     for name, errors in ERRORS.items():
         by_name[name].errors += errors
