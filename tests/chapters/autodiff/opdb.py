@@ -25,6 +25,7 @@ tests (``test_ops_*.py``) keep the cases that need more than a table row.
 
 from __future__ import annotations
 
+import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -129,6 +130,10 @@ def values(rng: np.random.Generator, shape: tuple, domain=REALS) -> np.ndarray:
     if domain == NONZERO:
         return rng.choice([-1.0, 1.0], size=shape) * rng.uniform(1.0, 3.0, size=shape)
     return rng.uniform(*domain, size=shape)
+
+
+#: NaN, the infinities and signed zeros (in integer dtypes, whatever the cast makes of them)
+SPECIAL = Sample("special", (np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5]),))
 
 
 def transposed(t):
@@ -283,8 +288,9 @@ def _unary_entries() -> list[OpEntry]:
     out.append(entry("round.decimals", {"round": lambda lib, F, x: lib.round(x, decimals=1)},
                      lambda rng: elementwise(rng, REALS)))
     for name in ("isnan", "isinf", "isfinite"):
-        out.append(entry(name, forms(name), lambda rng: elementwise(rng, REALS),
+        out.append(entry(name, forms(name), lambda rng: elementwise(rng, REALS) + [SPECIAL],
                          differentiable=False))
+    out[[e.name for e in out].index("sign")].samples.append(SPECIAL)
     out.append(entry("bitwise_not", forms("bitwise_not", **{
         "Tensor.__invert__": lambda lib, F, x: ~x}), lambda rng: elementwise(rng, REALS),
         differentiable=False))
@@ -881,12 +887,15 @@ def inputs(lib, sample: Sample, dtype: str, requires_grad: bool):
 
 
 def torch_refuses(op: OpEntry, dtype: str):
-    """The first ``(form, sample)`` of ``op`` that torch refuses in ``dtype``, or None."""
+    """The first ``(form, sample)`` of ``op`` that torch refuses in ``dtype``, or
+    None (torch's warnings, such as var of one element, are not refusals)."""
     for form in op.fns.values():
         for sample in op.samples:
             _, args = inputs(torch, sample, dtype, requires_grad=False)
             try:
-                form(torch, TF, *args, **sample.kwargs)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    form(torch, TF, *args, **sample.kwargs)
             except Exception:  # noqa: BLE001  (any refusal counts as "not supported")
                 return form, sample
     return None
