@@ -74,8 +74,8 @@ def cast(values: np.ndarray, dtype: str) -> np.ndarray:
         return values > 0
     if dtype == "uint8":
         values = np.abs(values)
-    if dtype not in FLOATING:
-        values = np.round(values)
+    if dtype not in FLOATING:  # NaN and the infinities become 0 and +-100
+        values = np.round(np.nan_to_num(values, nan=0.0, posinf=100.0, neginf=-100.0))
     return values.astype(numpy_dtype(dtype))
 
 
@@ -132,7 +132,7 @@ def values(rng: np.random.Generator, shape: tuple, domain=REALS) -> np.ndarray:
     return rng.uniform(*domain, size=shape)
 
 
-#: NaN, the infinities and signed zeros (in integer dtypes, whatever the cast makes of them)
+#: NaN, the infinities and signed zeros
 SPECIAL = Sample("special", (np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5]),))
 
 
