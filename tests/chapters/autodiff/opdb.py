@@ -639,12 +639,12 @@ def _nn_entries() -> list[OpEntry]:
     def x(rng, *shape, domain=REALS):
         return values(rng, shape, domain)
 
-    acts = {n: entry(n, {f"F.{n}": functional(n)}, lambda rng: elementwise(rng, REALS))
-            for n in ("relu", "gelu", "silu", "leaky_relu", "sigmoid", "tanh")}
-    acts["gelu.tanh"] = entry("gelu.tanh", {"F.gelu": lambda lib, F, x: F.gelu(
-        x, approximate="tanh")}, lambda rng: elementwise(rng, REALS))
+    acts = [entry(f"F.{n}", {f"F.{n}": functional(n)}, lambda rng: elementwise(rng, REALS))
+            for n in ("relu", "gelu", "silu", "leaky_relu", "sigmoid", "tanh")]
+    acts.append(entry("F.gelu.tanh", {"F.gelu": lambda lib, F, x: F.gelu(
+        x, approximate="tanh")}, lambda rng: elementwise(rng, REALS)))
     target = np.array([1, 0, 3])
-    return [*acts.values(),
+    return [*acts,
         entry("conv2d", {"F.conv2d": functional("conv2d")}, lambda rng: [
             one("bias", x(rng, 1, 2, 5, 5), x(rng, 3, 2, 3, 3), x(rng, 3)),
             one("stride-pad", x(rng, 2, 2, 5, 4), x(rng, 4, 1, 2, 2), stride=2, padding=1,

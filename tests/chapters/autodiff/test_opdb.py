@@ -215,6 +215,12 @@ def test_exclusions_and_entries_name_real_ops():
     assert not both, f"excluded and covered at once: {both}"
 
 
+def test_entry_names_are_unique():
+    """Names key the dtype probe and the test ids: a repeat would test one entry twice."""
+    names = [op.name for op in OPS]
+    assert len(set(names)) == len(names), sorted({n for n in names if names.count(n) > 1})
+
+
 def test_every_entry_has_a_dtype_torch_accepts():
     """An entry whose first sample torch refuses in every dtype tests nothing."""
     empty = [op.name for op in OPS if not torch_dtypes(op.name)]
