@@ -112,7 +112,8 @@ class OpEntry:
     differentiable: bool | None = True
     tol: dict[str, Tol] = field(default_factory=dict)
     errors: list[ErrorInput] = field(default_factory=list)
-    #: dtype (or "*" for all) -> why the engine still fails there (strict xfail)
+    #: why the engine still differs (strict xfails), keyed by dtype for the
+    #: values/gradients test and by "refuse-<dtype>" for the refused-dtype test
     xfail: dict[str, str] = field(default_factory=dict)
 
     def tolerance(self, dtype: str) -> Tol:
