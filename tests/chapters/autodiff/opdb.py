@@ -626,7 +626,8 @@ def _contraction_entries() -> list[OpEntry]:
         entry("linear", {"F.linear": functional("linear")}, lambda rng: [
             one("bias", x(rng, 2, 3), x(rng, 4, 3), x(rng, 4)),
             one("batched", x(rng, 2, 5, 3), x(rng, 4, 3), x(rng, 4)),
-            one("1d", x(rng, 3), x(rng, 4, 3), x(rng, 4))]),
+            one("1d", x(rng, 3), x(rng, 4, 3), x(rng, 4)),
+            one("empty-batch", x(rng, 0, 3), x(rng, 4, 3), x(rng, 4))]),
     ]
 
 
@@ -648,6 +649,7 @@ def _nn_entries() -> list[OpEntry]:
     return [*acts,
         entry("conv2d", {"F.conv2d": functional("conv2d")}, lambda rng: [
             one("bias", x(rng, 1, 2, 5, 5), x(rng, 3, 2, 3, 3), x(rng, 3)),
+            one("empty-batch", x(rng, 0, 2, 5, 5), x(rng, 3, 2, 3, 3), x(rng, 3)),
             one("stride-pad", x(rng, 2, 2, 5, 4), x(rng, 4, 1, 2, 2), stride=2, padding=1,
                 groups=2)]),
         entry("conv2d.dilation", {"F.conv2d": functional("conv2d")}, lambda rng: [
@@ -655,17 +657,21 @@ def _nn_entries() -> list[OpEntry]:
             xfail=_INT64_ONLY),
         entry("conv1d", {"F.conv1d": functional("conv1d")}, lambda rng: [
             one("bias", x(rng, 2, 2, 7), x(rng, 3, 2, 3), x(rng, 3)),
+            one("empty-batch", x(rng, 0, 2, 7), x(rng, 3, 2, 3), x(rng, 3)),
             one("stride", x(rng, 1, 2, 7), x(rng, 2, 2, 2), stride=2, padding=1)]),
         entry("conv_transpose2d", {"F.conv_transpose2d": functional("conv_transpose2d")},
               lambda rng: [one("bias", x(rng, 1, 2, 3, 3), x(rng, 2, 3, 2, 2), x(rng, 3)),
+                           one("empty-batch", x(rng, 0, 2, 3, 3), x(rng, 2, 3, 2, 2), x(rng, 3)),
                            one("stride", x(rng, 1, 2, 3, 3), x(rng, 2, 1, 3, 3), stride=2,
                                padding=1, output_padding=1)],
               tol={"float16": Tol(5e-3, 5e-3)}, xfail=_INT64_ONLY),  # f16: sums, rounded once
         entry("max_pool2d", {"F.max_pool2d": functional("max_pool2d")}, lambda rng: [
             one("k2", x(rng, 1, 2, 4, 4), kernel_size=2),
+            one("empty-batch", x(rng, 0, 2, 4, 4), kernel_size=2),
             one("stride-pad", x(rng, 2, 1, 5, 5), kernel_size=3, stride=2, padding=1)]),
         entry("avg_pool2d", {"F.avg_pool2d": functional("avg_pool2d")}, lambda rng: [
             one("k2", x(rng, 1, 2, 4, 4), kernel_size=2),
+            one("empty-batch", x(rng, 0, 2, 4, 4), kernel_size=2),
             one("pad", x(rng, 2, 1, 5, 5), kernel_size=3, stride=2, padding=1,
                 count_include_pad=False)], xfail=_INT64_ONLY),
         entry("dropout", {"F.dropout": functional("dropout")}, lambda rng: [
@@ -674,6 +680,7 @@ def _nn_entries() -> list[OpEntry]:
         entry("layer_norm", {"F.layer_norm": lambda lib, F, x, w, b, shape: F.layer_norm(
             x, shape, w, b)}, lambda rng: [
                 one("affine", x(rng, 2, 3, 4), x(rng, 4), x(rng, 4), shape=(4,)),
+                one("empty", x(rng, 0, 4), x(rng, 4), x(rng, 4), shape=(4,)),
                 one("two-dims", x(rng, 2, 3, 4), x(rng, 3, 4), x(rng, 3, 4), shape=(3, 4))]),
         entry("batch_norm", {"F.batch_norm": lambda lib, F, x, w, b, **kw: F.batch_norm(
             x, None, None, w, b, training=True, **kw)}, lambda rng: [
@@ -704,10 +711,12 @@ def _nn_entries() -> list[OpEntry]:
         entry("scaled_dot_product_attention", {
             "F.scaled_dot_product_attention": functional("scaled_dot_product_attention")},
             lambda rng: [one("plain", x(rng, 2, 3, 4), x(rng, 2, 5, 4), x(rng, 2, 5, 4)),
+                         one("no-queries", x(rng, 2, 0, 4), x(rng, 2, 5, 4), x(rng, 2, 5, 4)),
                          one("causal", x(rng, 1, 2, 3, 4), x(rng, 1, 2, 3, 4),
                              x(rng, 1, 2, 3, 4), is_causal=True)]),
         entry("pad", {"F.pad": functional("pad")}, lambda rng: [
             one("constant", x(rng, 2, 3), pad=(1, 2)),
+            one("empty", x(rng, 0, 3), pad=(1, 1)),
             one("reflect", x(rng, 1, 2, 4), pad=(2, 1), mode="reflect"),
             one("replicate", x(rng, 1, 2, 3, 3), pad=(1, 1, 2, 0), mode="replicate")]),
         entry("interpolate", {"F.interpolate": functional("interpolate")}, lambda rng: [
