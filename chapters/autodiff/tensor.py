@@ -394,7 +394,11 @@ class Tensor(TensorBase):
 
     @public("std")
     def std(self, dim=None, keepdim: bool = False, *, correction: int = 1, unbiased=None):
-        return self.var(dim, keepdim, correction=correction, unbiased=unbiased).sqrt()
+        """sqrt(var); where var = 0 the gradient is 0, as torch's (not 0 * inf)."""
+        var = self.var(dim, keepdim, correction=correction, unbiased=unbiased)
+        flat, dtype = var.data == 0, var.data.dtype
+        safe = apply("where", (flat, np.ones((), dtype), var))  # sqrt's slope is finite here
+        return apply("where", (flat, np.zeros((), dtype), safe.sqrt()))
 
     @public("max")
     def max(self, dim=None, keepdim: bool = False):

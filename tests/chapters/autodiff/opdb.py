@@ -408,6 +408,16 @@ def _reduction_entries() -> list[OpEntry]:
         entry("argmin", forms("argmin", fn=False), lambda rng: [
             Sample(s.desc, (distinct(rng, s.arrays[0].shape),), kwargs=s.kwargs, view=s.view)
             for s in reductions(rng, empty=False)], differentiable=False),
+        entry("sum.dtype", {"sum": lambda lib, F, x, **kw: lib.sum(
+            x, dtype=dtype_of(lib, "float64"), **kw)}, reductions),
+        entry("mean.dtype", {"Tensor.mean": lambda lib, F, x, **kw: x.mean(
+            dtype=dtype_of(lib, "float64"), **kw)}, reductions),
+        entry("cumsum.dtype", {"cumsum": lambda lib, F, x, dim: lib.cumsum(
+            x, dim, dtype=dtype_of(lib, "float64"))}, scans),
+        entry("F.softmax.dtype", {"F.softmax": lambda lib, F, x, dim: F.softmax(
+            x, dim, dtype=dtype_of(lib, "float64"))}, scans),
+        entry("std.unbiased", {"std": lambda lib, F, x, **kw: lib.std(x, unbiased=False, **kw)},
+              reductions),
         entry("cumsum", forms("cumsum"), scans),
         entry("cumprod", forms("cumprod"), scans),
         entry("cummax", forms("cummax"), lambda rng: sortings(rng)),
@@ -573,10 +583,13 @@ def _indexing_entries() -> list[OpEntry]:
             differentiable=False),
         entry("embedding", {"F.embedding": lambda lib, F, w, i: F.embedding(i, w)},
               lambda rng: [Sample("2d", (x(rng, 5, 3),), (np.array([[0, 4], [2, 2]]),)),
-                           Sample("0d", (x(rng, 5, 3),), (np.array(3),))]),
+                           Sample("0d", (x(rng, 5, 3),), (np.array(3),)),
+                           Sample("empty", (x(rng, 5, 3),), (np.zeros((2, 0), np.int64),))]),
         entry("one_hot", {"F.one_hot": lambda lib, F, i, **kw: F.one_hot(i, **kw)},
               lambda rng: [Sample("1d", fixed=(np.array([0, 2, 1]),), kwargs={"num_classes": 4}),
-                           Sample("inferred", fixed=(np.array([[0], [3]]),))],
+                           Sample("inferred", fixed=(np.array([[0], [3]]),)),
+                           Sample("empty", fixed=(np.zeros(0, np.int64),),
+                                  kwargs={"num_classes": 3})],
               differentiable=False),
     ]
 
@@ -676,7 +689,7 @@ def _nn_entries() -> list[OpEntry]:
                 count_include_pad=False)], xfail=_INT64_ONLY),
         entry("dropout", {"F.dropout": functional("dropout")}, lambda rng: [
             one("eval", x(rng, 3, 4), p=0.5, training=False),
-            one("p0", x(rng, 3, 4), p=0.0)]),
+            one("p0", x(rng, 3, 4), p=0.0), one("empty", x(rng, 0, 4), p=0.0)]),
         entry("layer_norm", {"F.layer_norm": lambda lib, F, x, w, b, shape: F.layer_norm(
             x, shape, w, b)}, lambda rng: [
                 one("affine", x(rng, 2, 3, 4), x(rng, 4), x(rng, 4), shape=(4,)),
@@ -688,7 +701,9 @@ def _nn_entries() -> list[OpEntry]:
                 one("4d", x(rng, 2, 3, 2, 2), x(rng, 3), x(rng, 3), eps=1e-3)]),
         entry("nll_loss", {"F.nll_loss": functional("nll_loss")}, lambda rng: [
             Sample("mean", (x(rng, 3, 4),), (target,)),
-            Sample("sum", (x(rng, 3, 4),), (target,), {"reduction": "sum"})]),
+            Sample("sum", (x(rng, 3, 4),), (target,), {"reduction": "sum"}),
+            Sample("empty-none", (x(rng, 0, 4),), (np.zeros(0, np.int64),),
+                   {"reduction": "none"})]),
         entry("nll_loss.weight", {"F.nll_loss": lambda lib, F, x, w, t: F.nll_loss(
             x, t, weight=w.detach())}, lambda rng: [
                 Sample("mean", (x(rng, 3, 4), x(rng, 4, domain=POSITIVE)), (target,))]),
@@ -696,7 +711,9 @@ def _nn_entries() -> list[OpEntry]:
             x, t, **kw)}, lambda rng: [
                 Sample("mean", (x(rng, 3, 4),), (target,)),
                 Sample("smoothing", (x(rng, 3, 4),), (target,), {"label_smoothing": 0.1}),
-                Sample("none", (x(rng, 3, 4),), (target,), {"reduction": "none"})],
+                Sample("none", (x(rng, 3, 4),), (target,), {"reduction": "none"}),
+                Sample("empty-sum", (x(rng, 0, 4),), (np.zeros(0, np.int64),),
+                       {"reduction": "sum"})],
             errors=[error("class out of range", lambda lib, F, x, t: F.cross_entropy(x, t),
                           ones_(2, 3), np.array([0, 7]))]),
         entry("mse_loss", {"F.mse_loss": functional("mse_loss")},
@@ -721,6 +738,8 @@ def _nn_entries() -> list[OpEntry]:
             one("replicate", x(rng, 1, 2, 3, 3), pad=(1, 1, 2, 0), mode="replicate")]),
         entry("interpolate", {"F.interpolate": functional("interpolate")}, lambda rng: [
             one("nearest", x(rng, 1, 2, 3, 3), scale_factor=2),
+            one("empty-batch", x(rng, 0, 2, 3, 3), size=(4, 5), mode="bilinear",
+                align_corners=False),
             one("bilinear", x(rng, 1, 1, 3, 4), size=(5, 6), mode="bilinear",
                 align_corners=False),
             one("linear", x(rng, 1, 2, 4), size=7, mode="linear", align_corners=True)]),
