@@ -312,6 +312,10 @@ def _binary_entries() -> list[OpEntry]:
     }
     out = [entry(n, forms(n, **ops), lambda rng, d=d: elementwise(rng, REALS, d))
            for n, (ops, d) in arithmetic.items()]
+    out += [entry(f"{n}.wraparound", {n: function(n)}, lambda rng: [one(
+        "large", values(rng, (3, 4), (60.0, 120.0)), values(rng, (3, 4), (60.0, 120.0)))],
+        tol={"float16": Tol(2e-3, 0.1)})  # integers wrap around in both engines
+        for n in ("add", "sub", "mul")]
     out += [
         entry("add.alpha", {"add": lambda lib, F, a, b: lib.add(a, b, alpha=2)},
               lambda rng: elementwise(rng, REALS, REALS)),
@@ -408,6 +412,14 @@ def _reduction_entries() -> list[OpEntry]:
         entry("argmin", forms("argmin", fn=False), lambda rng: [
             Sample(s.desc, (distinct(rng, s.arrays[0].shape),), kwargs=s.kwargs, view=s.view)
             for s in reductions(rng, empty=False)], differentiable=False),
+        entry("dims-tuple", {
+            "Tensor.sum": lambda lib, F, x: x.sum((0, 2)),
+            "Tensor.mean": lambda lib, F, x: x.mean((-1, 0), keepdim=True),
+            "Tensor.amax": lambda lib, F, x: x.amax((0, 1)),
+            "Tensor.var": lambda lib, F, x: x.var((1, 2)),
+            "Tensor.logsumexp": lambda lib, F, x: x.logsumexp((0, 2))},
+            lambda rng: [one("3d", values(rng, (2, 3, 4))),
+                         one("transposed", values(rng, (3, 2, 4)), view=transposed)]),
         entry("sum.dtype", {"sum": lambda lib, F, x, **kw: lib.sum(
             x, dtype=dtype_of(lib, "float64"), **kw)}, reductions),
         entry("mean.dtype", {"Tensor.mean": lambda lib, F, x, **kw: x.mean(
