@@ -447,6 +447,12 @@ def _sorting_entries() -> list[OpEntry]:
         entry("sort.descending", {"sort": function("sort")},
               lambda rng: sortings(rng, descending=True)),
         entry("argsort", forms("argsort"), lambda rng: sortings(rng), differentiable=False),
+        entry("sort.stable-ties", {"sort": lambda lib, F, x, **kw: lib.sort(x, stable=True, **kw),
+                                   "argsort": lambda lib, F, x, **kw: lib.argsort(
+                                       x, stable=True, **kw)},
+              lambda rng: [one("ties", np.round(values(rng, (3, 6))), dim=1),
+                           one("ties-descending", np.round(values(rng, (6, 3))), dim=0,
+                               descending=True)]),
         entry("msort", forms("msort"), lambda rng: [
             Sample(s.desc, s.arrays, view=s.view) for s in sortings(rng)]),
         entry("topk", forms("topk"), lambda rng: [
@@ -562,14 +568,18 @@ def _indexing_entries() -> list[OpEntry]:
                          "Tensor.gather": lambda lib, F, x, i, dim: x.gather(dim, i)}, lambda rng: [
             Sample("dim0", (x(rng, 3, 4),), (index,), {"dim": 0}),
             Sample("dim1", (x(rng, 3, 4),), (index[:, :2],), {"dim": 1}),
-            Sample("transposed", (x(rng, 4, 3),), (index,), {"dim": 0}, transposed)],
+            Sample("transposed", (x(rng, 4, 3),), (index,), {"dim": 0}, transposed),
+            Sample("0d", (x(rng),), (np.array(0),), {"dim": 0}),
+            Sample("empty-index", (x(rng, 3, 4),), (np.zeros((0, 4), np.int64),), {"dim": 0})],
             errors=[error("index out of range", lambda lib, F, x, i: x.gather(0, i),
                           ones_(2, 2), np.array([[5, 0]]))]),
         entry("index_select", {
             "index_select": lambda lib, F, x, i, dim: lib.index_select(x, dim, i),
             "Tensor.index_select": lambda lib, F, x, i, dim: x.index_select(dim, i)}, lambda rng: [
             Sample("dim0", (x(rng, 3, 4),), (np.array([2, 0, 2]),), {"dim": 0}),
-            Sample("empty-index", (x(rng, 3, 4),), (np.zeros(0, np.int64),), {"dim": 1})]),
+            Sample("empty-index", (x(rng, 3, 4),), (np.zeros(0, np.int64),), {"dim": 1}),
+            Sample("0d-index", (x(rng, 3, 4),), (np.array(2),), {"dim": 0}),
+            Sample("transposed", (x(rng, 4, 3),), (np.array([1, 0]),), {"dim": 1}, transposed)]),
         entry("masked_fill", forms("masked_fill"), lambda rng: [
             Sample("2d", (x(rng, 3, 4),), (x(rng, 3, 4) > 0,), {"value": 1.0}),
             Sample("broadcast", (x(rng, 3, 4),), (x(rng, 1, 4) > 0,), {"value": -1.0})]),
@@ -590,6 +600,9 @@ def _indexing_entries() -> list[OpEntry]:
                 dim, i, src, reduce)}, lambda rng: [
             Sample(f"{r}", (x(rng, 3, 4), x(rng, 2, 4)), (index,), {"dim": 0, "reduce": r})
             for r in ("sum", "amax", "mean")]),
+        entry("nonzero.as_tuple", {"nonzero": lambda lib, F, x: lib.nonzero(x, as_tuple=True)},
+              lambda rng: [one("2d", x(rng, 3, 4)), one("empty", x(rng, 0, 3))],
+              differentiable=False),
         entry("nonzero", forms("nonzero"), lambda rng: [
             one("2d", x(rng, 3, 4)), one("0d", x(rng)), one("empty", x(rng, 0, 3))],
             differentiable=False),
