@@ -72,6 +72,33 @@ def category(dtype: np.dtype) -> int:
     return 0 if dtype == bool_ else 1
 
 
+def check_implemented(op: str, dtype: np.dtype, *, bool_ok: bool = True,
+                      integer_ok: bool = True) -> None:
+    """Refuse a dtype that torch's CPU kernel for ``op`` does not implement,
+    with torch's exception type (NotImplementedError)."""
+    if (dtype == bool_ and not bool_ok) or (category(dtype) == 1 and not integer_ok):
+        convert = "x.float()" if not integer_ok else "x.long()"
+        raise NotImplementedError(f"{op}: not implemented for {dtype} tensors (as in torch); "
+                                  f"convert first, e.g. {convert}.")
+
+
+def check_no_bool_sub(a, b) -> None:
+    """torch refuses ``-`` whenever a bool tensor takes part, even with a number."""
+    if bool_ in (getattr(a, "dtype", None), getattr(b, "dtype", None)):
+        raise RuntimeError("sub: subtraction with a bool tensor is not supported; for two "
+                           "masks use a ^ b (logical xor), to invert one use ~mask, or convert "
+                           "first (mask.long()).")
+
+
+def check_castable(op: str, result: np.dtype, target: np.dtype) -> None:
+    """An in-place op writes its result into ``target``'s dtype: refused, as
+    torch does, when that would drop a category (float into int, int into bool)."""
+    if category(result) > category(target):
+        raise RuntimeError(f"{op}: result type {result} can't be cast to the desired output "
+                           f"type {target}; use the out-of-place op (y = x + z), or convert x "
+                           f"first (x = x.to({result})).")
+
+
 _PAIR_CACHE: dict[tuple[np.dtype, np.dtype], np.dtype] = {}
 
 

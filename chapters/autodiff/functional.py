@@ -31,18 +31,33 @@ def _tensor(x) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
+def _floating_only(op: str, *tensors) -> None:
+    """Refuse integer and bool inputs where torch's CPU kernel is floating-only."""
+    for x in tensors:
+        if isinstance(x, Tensor):
+            dtypes.check_implemented(op, x.dtype, bool_ok=False, integer_ok=False)
+
+
+def _no_bool(op: str, *tensors) -> None:
+    """Refuse bool inputs where torch's CPU kernel has no bool version."""
+    for x in tensors:
+        if isinstance(x, Tensor):
+            dtypes.check_implemented(op, x.dtype, bool_ok=False)
+
+
 # ------------------------------------------------------------- activations
 
 
 @public("relu")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0)."""
-    return apply("relu", (input,))
+    return _tensor(input).relu()
 
 
 @public("leaky_relu")
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x if x > 0 else negative_slope * x."""
+    _floating_only("leaky_relu", input)
     return apply("leaky_relu", (input,), {"negative_slope": negative_slope})
 
 
@@ -51,6 +66,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) (``approximate="tanh"``: the tanh formula)."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    _floating_only("gelu", input)
     return apply("gelu", (input,), {"approximate": approximate})
 
 
@@ -67,19 +83,20 @@ def tanh(input: Tensor) -> Tensor:
 @public("silu")
 def silu(input: Tensor) -> Tensor:
     """x * sigmoid(x)."""
+    _floating_only("silu", input)
     return input * apply("sigmoid", (input,))
 
 
 @public("softmax")
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
-    return apply("softmax", (x,), {"dim": dim})
+    return x.softmax(dim)
 
 
 @public("log_softmax")
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
-    return apply("log_softmax", (x,), {"dim": dim})
+    return x.log_softmax(dim)
 
 
 # ------------------------------------------------------------------ layers
@@ -89,6 +106,7 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x W^T + b, W of shape (out_features, in_features)."""
     inputs = (input, weight) if bias is None else (input, weight, bias)
+    _no_bool("linear", *inputs)
     return apply("linear", inputs)
 
 
@@ -102,6 +120,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     unbatched image."""
     if input.ndim == 3:
         return _batch_of_one(conv2d, input, weight, bias, stride, padding, dilation, groups)
+    _no_bool("conv2d", input, weight)
     if isinstance(padding, str):
         raise NotImplementedError("conv2d: give padding as numbers ('same'/'valid' strings "
                                   "are not implemented)")
@@ -141,6 +160,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     kh, kw). ``output_padding`` adds rows/columns at the bottom/right to pick
     one of the input sizes a strided conv2d maps to the same output size; it
     must be smaller than the stride (torch also allows up to the dilation)."""
+    _no_bool("conv_transpose2d", input, weight)
     output_padding = pair(output_padding)
     if any(op >= s for op, s in zip(output_padding, pair(stride), strict=True)):
         raise RuntimeError(f"conv_transpose2d: output_padding {output_padding} must be smaller "
@@ -179,6 +199,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     window, ``return_indices`` also returns where each maximum is (a flat
     index into its channel's H x W plane, as torch). An input (C, H, W) is one
     unbatched image."""
+    _no_bool("max_pool2d", input)
     if input.ndim == 3:
         return _batch_of_one(max_pool2d, input, kernel_size, stride, padding, dilation,
                              ceil_mode, return_indices)
@@ -196,6 +217,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     """The mean of each window; zero padding counts toward the divisor unless
     ``count_include_pad=False``; ``divisor_override`` replaces the divisor. An
     input (C, H, W) is one unbatched image."""
+    _no_bool("avg_pool2d", input)
     if input.ndim == 3:
         return _batch_of_one(avg_pool2d, input, kernel_size, stride, padding, ceil_mode,
                              count_include_pad, divisor_override)
@@ -272,6 +294,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     running ones move toward them in place:
     ``running = (1 - momentum) running + momentum * batch`` (the variance with
     Bessel's correction, as torch). Eval: the running statistics."""
+    _floating_only("batch_norm", input)
     dims = (0,) + tuple(range(2, input.ndim))
     shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     if training:
@@ -347,6 +370,7 @@ def nll_loss(input: Tensor, target, weight: Tensor | None = None, ignore_index: 
     """-input[n, target[n]] (log-probabilities in, class indices as targets),
     weighted per class; ``mean`` divides by the total weight of the counted
     targets, as torch. An input of shape (C,) is one sample."""
+    _floating_only("nll_loss", input, weight)
     if input.ndim == 1:
         return _unbatched(nll_loss, input, target, reduction, weight=weight,
                           ignore_index=ignore_index)
@@ -433,6 +457,7 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """(input - target)^2, averaged (or summed) over all elements. Unlike
     torch, which warns and broadcasts, shapes that differ are refused (with
     torch's exception type for shapes that do not fit, RuntimeError)."""
+    _floating_only("mse_loss", input, target)
     target = _tensor(target)
     if input.shape != target.shape:
         raise ShapeError(f"mse_loss: input shape {list(input.shape)} and target shape "
@@ -489,6 +514,7 @@ def binary_cross_entropy(input: Tensor, target, weight: Tensor | None = None,
     is why ``binary_cross_entropy_with_logits`` exists. CPU autocast runs it
     in float32; torch's CUDA autocast refuses it (use the logits version
     there), where this engine's runs it unchanged."""
+    _floating_only("binary_cross_entropy", input)
     target = _tensor(target)
     _same_shape("binary_cross_entropy", input, target)
     if target.dtype != input.dtype:
@@ -512,6 +538,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight: Tensor | Non
     -log sigmoid(x) = softplus(-x) = log(e^0 + e^-x), a logsumexp, so
     loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), finite for any
     x, with gradient sigmoid(x) - t (unweighted)."""
+    _floating_only("binary_cross_entropy_with_logits", input)
     target = _tensor(target)
     _same_shape("binary_cross_entropy_with_logits", input, target)
     from_negative = apply("stack", (np.zeros(input.shape, input.dtype), -input), {"dim": 0})
@@ -628,6 +655,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     if mode not in PAD_MODES:
         raise NotImplementedError(f"pad: mode {mode!r} is not one of {list(PAD_MODES)}")
     if mode != "constant":
+        _no_bool(f"pad(mode={mode!r})", input)
         if value not in (None, 0):
             raise RuntimeError(f"pad: mode {mode!r} takes its values from the input; the fill "
                                "value is only for mode='constant'")
@@ -688,9 +716,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError(f"interpolate: got a {input.ndim}-D input; mode {mode!r} "
                                   f"needs {'3-D or 4-D' if dims is None else f'{dims + 2}-D'} "
                                   "(N, C, spatial...)")
-    if dims is not None and not input.is_floating_point():
-        raise RuntimeError(f"interpolate: {mode} interpolation needs a floating input, got "
-                           f"{input.dtype}; convert it with .float()")
+    if dims is not None:
+        _floating_only(f"interpolate(mode={mode!r})", input)
+    elif input.dtype != dtypes.uint8:  # torch's nearest has image (uint8) kernels, no others
+        _floating_only("interpolate(mode='nearest')", input)
     sizes, scales = _output_sizes(input, size, scale_factor)
     matrices = [resize_matrix(m, n, mode, scale, bool(align_corners), input.dtype)
                 for m, n, scale in zip(sizes, input.shape[2:], scales, strict=True)]

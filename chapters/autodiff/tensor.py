@@ -171,11 +171,12 @@ class Tensor(TensorBase):
     # ------------------------------------------------------------- arithmetic
     @public("add")
     def add(self, other, alpha=1):
-        return _binary("add", self, other if alpha == 1 else other * alpha)
+        return _scaled_binary("add", self, other, alpha)
 
     @public("sub")
     def sub(self, other, alpha=1):
-        return _binary("sub", self, other if alpha == 1 else other * alpha)
+        dtypes.check_no_bool_sub(self, other)
+        return _scaled_binary("sub", self, other, alpha)
 
     @public("mul")
     def mul(self, other):
@@ -198,6 +199,8 @@ class Tensor(TensorBase):
                 f"pow: integers to negative integer powers are not allowed ({self.data.dtype} "
                 f"** {exponent} is not an integer). Make the base floating first, e.g. "
                 f"x.float() ** {exponent}.")
+        if isinstance(exponent, Tensor) and exponent.data.dtype == self.data.dtype:
+            dtypes.check_implemented("pow", self.data.dtype, bool_ok=False)
         return _binary("pow", self, exponent)
 
     @public("maximum")
@@ -217,6 +220,7 @@ class Tensor(TensorBase):
                 f"matmul: expected both operands to have the same dtype, got "
                 f"{self.data.dtype}{list(self.shape)} and {other.data.dtype}{list(other.shape)}. "
                 "Cast one of them first, e.g. b.to(a.dtype).")
+        dtypes.check_implemented("matmul", self.data.dtype, bool_ok=False)
         return apply("matmul", (self, other))
 
     __add__ = add
@@ -232,6 +236,7 @@ class Tensor(TensorBase):
 
     @public("sub")
     def __rsub__(self, other):
+        dtypes.check_no_bool_sub(self, other)
         return _binary("sub", self, other, reverse=True)
 
     @public("mul")
@@ -248,7 +253,7 @@ class Tensor(TensorBase):
 
     @public("matmul")
     def __rmatmul__(self, other):
-        return Tensor(other).matmul(self)
+        return (other if isinstance(other, Tensor) else Tensor(other)).matmul(self)
 
     @public("neg")
     def neg(self):
@@ -311,6 +316,7 @@ class Tensor(TensorBase):
 
     @public("abs")
     def abs(self):
+        dtypes.check_implemented("abs", self.data.dtype, bool_ok=False)
         return apply("abs", (self,))
 
     __abs__ = abs
@@ -325,11 +331,16 @@ class Tensor(TensorBase):
 
     @public("relu")
     def relu(self):
+        if self.data.dtype == dtypes.bool_:
+            raise RuntimeError("relu: bool inputs are not supported (as in torch); a mask is "
+                               "already non-negative, or convert first: x.float().relu().")
         return apply("relu", (self,))
 
     @public("square")
     def square(self):
-        return apply("mul", (self, self))
+        """``x * x``; a bool tensor squares as int64, as torch's ``x ** 2``."""
+        x = self.long() if self.data.dtype == dtypes.bool_ else self
+        return apply("mul", (x, x))
 
     @public("sign")
     def sign(self):
@@ -350,10 +361,13 @@ class Tensor(TensorBase):
 
     @public("softmax", autocast={"cuda": FLOAT32})
     def softmax(self, dim: int):
+        dtypes.check_implemented("softmax", self.data.dtype, bool_ok=False, integer_ok=False)
         return apply("softmax", (self,), {"dim": dim})
 
     @public("log_softmax", autocast={"cuda": FLOAT32})
     def log_softmax(self, dim: int):
+        dtypes.check_implemented("log_softmax", self.data.dtype, bool_ok=False,
+                                 integer_ok=False)
         return apply("log_softmax", (self,), {"dim": dim})
 
     @public("logsumexp")
@@ -383,7 +397,11 @@ class Tensor(TensorBase):
 
     @public("std")
     def std(self, dim=None, keepdim: bool = False, *, correction: int = 1, unbiased=None):
-        return self.var(dim, keepdim, correction=correction, unbiased=unbiased).sqrt()
+        """sqrt(var); where var = 0 the gradient is 0, as torch's (not 0 * inf)."""
+        var = self.var(dim, keepdim, correction=correction, unbiased=unbiased)
+        flat, dtype = var.data == 0, var.data.dtype
+        safe = apply("where", (flat, np.ones((), dtype), var))  # sqrt's slope is finite here
+        return apply("where", (flat, np.zeros((), dtype), safe.sqrt()))
 
     @public("max")
     def max(self, dim=None, keepdim: bool = False):
@@ -605,8 +623,15 @@ class Tensor(TensorBase):
                 "(y = x + z) or run the update under no_grad().")
 
     def _inplace(self, op: str, other, ufunc) -> Tensor:
+        """self = self (ufunc) other in place; the result must fit self's dtype."""
         self._check_inplace(op, other)
         value = other.data if isinstance(other, Tensor) else other
+        result = dtypes.result_dtype([self.data, value])
+        if ufunc is np.true_divide and not dtypes.is_floating(result):
+            result = dtypes.float32  # true division of integers is floating
+        if ufunc is np.subtract:
+            dtypes.check_no_bool_sub(self, value)
+        dtypes.check_castable(op, result, self.data.dtype)
         ufunc(self.data, value, out=self.data, casting="unsafe")
         self._vbox[0] += 1
         return self
@@ -628,17 +653,22 @@ class Tensor(TensorBase):
         return self._inplace("div_", other, np.true_divide)
 
     def addcmul_(self, a, b, value=1) -> Tensor:
+        dtypes.check_implemented("addcmul_", self.data.dtype, bool_ok=False)
         return self.add_(_index_arrays(a) * _index_arrays(b) * value)
 
     def addcdiv_(self, a, b, value=1) -> Tensor:
         return self.add_(_index_arrays(a) / _index_arrays(b) * value)
 
     def lerp_(self, end, weight) -> Tensor:
+        dtypes.check_implemented("lerp_", self.data.dtype, bool_ok=False, integer_ok=False)
         return self.add_((_index_arrays(end) - self.data) * weight)
 
     def clamp_(self, min=None, max=None) -> Tensor:
+        """``clamp``, written back into this tensor (its dtype must hold the result)."""
         self._check_inplace("clamp_")
-        np.clip(self.data, min, max, out=self.data)
+        result = self.detach().clamp(min, max)
+        dtypes.check_castable("clamp_", result.dtype, self.data.dtype)
+        self.data[...] = result.data
         self._vbox[0] += 1
         return self
 
@@ -712,6 +742,16 @@ def tensor_method(*aliases: str):
         return fn
 
     return attach
+
+
+def _scaled_binary(op: str, a: Tensor, b, alpha) -> Tensor:
+    """``a op alpha * b`` in the dtype of ``a op b``: torch's alpha scales the
+    operand without promoting it (bool ``a + 2 * b`` stays bool)."""
+    if alpha == 1:
+        return _binary(op, a, b)
+    dtype = dtypes.result_dtype([a.data, b.data if isinstance(b, Tensor) else b])
+    out = _binary(op, a, b * alpha)
+    return out if out.data.dtype == dtype else out.to(dtype)
 
 
 def _min_max(x: Tensor, dim: int, keepdim: bool, arg) -> tuple:

@@ -68,9 +68,7 @@ bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
 
 
 def _not_meta(x: TensorMeta, **_) -> TensorMeta:
-    if x.dtype.kind not in "biu":  # torch raises TypeError here, not NotImplementedError
-        raise TypeError(f"~ (bitwise_not) is only implemented on integer and bool tensors, got "
-                        f"{x.dtype}; for a float mask use x == 0 instead.")
+    _check_integral("bitwise_not", x.dtype)
     return x
 
 
@@ -134,8 +132,17 @@ def _binary_method(op: str, reverse: bool = False):
 
 @public("bitwise_not")
 def _bitwise_not_method(self):
-    """~x: bits flipped on integers, logical not on bools."""
+    """x.bitwise_not(): bits flipped on integers, logical not on bools."""
     return apply("bitwise_not", (self,))
+
+
+def _invert(self):
+    """~x, as bitwise_not; on a floating tensor torch's operator raises
+    TypeError (bitwise_not raises NotImplementedError), and so does this."""
+    if self.data.dtype.kind not in "biu":
+        raise TypeError(f"~ (bitwise_not) is only implemented on integer and bool tensors, got "
+                        f"{self.data.dtype}; for a float mask use x == 0 instead.")
+    return _bitwise_not_method(self)
 
 
 def _attach() -> None:
@@ -147,7 +154,8 @@ def _attach() -> None:
         setattr(Tensor, op, forward)
         setattr(Tensor, f"__{operator}__", forward)
         setattr(Tensor, f"__r{operator}__", _binary_method(op, reverse=True))
-    Tensor.bitwise_not = Tensor.__invert__ = _bitwise_not_method
+    Tensor.bitwise_not = _bitwise_not_method
+    Tensor.__invert__ = _invert
 
 
 _attach()

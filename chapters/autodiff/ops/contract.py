@@ -21,6 +21,7 @@ import numpy as np
 from chapters.graph.ops import TensorMeta, register_op
 
 from ..dispatch import LOWER_PRECISION, PROMOTE, public
+from ..dtypes import check_implemented
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
 
@@ -135,6 +136,7 @@ def einsum(equation: str, *operands):
     if len(dtypes) > 1:
         raise RuntimeError(f"einsum(): expected all operands to have one dtype, got "
                            f"{sorted(map(str, dtypes))}; cast them first, e.g. b.to(a.dtype).")
+    check_implemented("einsum", operands[0].dtype, bool_ok=False)
     inputs, out = _parse(equation, [o.ndim for o in operands])
     return apply("einsum", _padded(operands), {"equation": ",".join(inputs) + "->" + out})
 
@@ -148,8 +150,10 @@ def _require(op: str, ok: bool, message: str) -> None:
 
 
 def _same_dtype(op: str, a: Tensor, b: Tensor) -> None:
+    """Products of two tensors of one dtype, not bool (torch has no bool kernel)."""
     _require(op, a.dtype == b.dtype, f"expected both tensors to have the same dtype, got "
              f"{a.dtype} and {b.dtype}; cast one first, e.g. b.to(a.dtype).")
+    check_implemented(op, a.dtype, bool_ok=False)
 
 
 @tensor_method()

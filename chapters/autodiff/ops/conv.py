@@ -159,7 +159,8 @@ def conv2d(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=
     oh, ow = conv_output_size("conv2d", (h, wd), (kh, kw), stride, padding, dilation)
     cols = im2col(x, (kh, kw), stride, padding, dilation=dilation)
     w_groups = w.reshape(groups, o // groups, -1)
-    out = (w_groups @ cols.reshape(n, groups, -1, oh * ow)).reshape(n, o, oh, ow)
+    out = (w_groups @ cols.reshape(n, groups, cols.shape[1] // groups, oh * ow)).reshape(
+        n, o, oh, ow)  # sizes spelled out: -1 is ambiguous for an empty batch
     if b is not None:
         out += b.reshape(1, o, 1, 1)
     return out
@@ -178,17 +179,17 @@ def conv2d_vjp(ctx, g):
     x, w = ctx.saved[:2]
     needs = ctx.needs_input_grad
     groups = ctx.attrs.get("groups", 1)
-    n, o = g.data.shape[:2]
+    n, o, oh, ow = g.data.shape
     conv = _conv_attrs(w.data.shape, ctx.attrs)
-    g2 = g.reshape(n, groups, o // groups, -1)
+    g2 = g.reshape(n, groups, o // groups, oh * ow)
     w2 = w.reshape(groups, o // groups, -1)
     gx = gw = gb = None
     if needs[0]:
         gx = apply_col2im((w2.mT @ g2).reshape(n, x.data.shape[1] * w.data.shape[2] *
-                                          w.data.shape[3], -1), x.data.shape, conv)
+                                          w.data.shape[3], oh * ow), x.data.shape, conv)
     if needs[1]:
         cols = apply_im2col(x, conv)
-        cols = cols.reshape(n, groups, cols.data.shape[1] // groups, -1)
+        cols = cols.reshape(n, groups, cols.data.shape[1] // groups, oh * ow)
         gw = (g2 @ cols.mT).sum(0).reshape(w.data.shape)
     if len(needs) > 2 and needs[2]:
         gb = g.sum((0, 2, 3))

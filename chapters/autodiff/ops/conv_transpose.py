@@ -58,7 +58,8 @@ def conv_transpose2d(x, w, b=None, stride=(1, 1), padding=(0, 0), output_padding
     w_groups = w.reshape(groups, c_in // groups, -1)
     cols = np.swapaxes(w_groups, 1, 2) @ x.reshape(n, groups, c_in // groups, h * wd)
     size = transposed_size((h, wd), (kh, kw), stride, padding, output_padding, dilation)
-    out = col2im(cols.reshape(n, -1, h * wd), (n, c_out_group * groups) + size, (kh, kw),
+    out = col2im(cols.reshape(n, cols.shape[1] * cols.shape[2], h * wd),  # not -1: n may be 0
+                 (n, c_out_group * groups) + size, (kh, kw),
                  stride, padding, dilation)
     if b is not None:
         out = out + b.reshape(1, -1, 1, 1)
@@ -79,10 +80,11 @@ def conv_transpose2d_vjp(ctx, g):
     if needs[0]:
         gx = apply("conv2d", (g, w), {**conv, "groups": groups})
     if needs[1]:
-        n, c_in = x.data.shape[:2]
+        n, c_in, h, wd = x.data.shape  # sizes spelled out: -1 is ambiguous for n = 0
         cols = apply("im2col", (g,), {**conv, "kernel_size": w.data.shape[2:]})
-        cols = cols.reshape(n, groups, cols.data.shape[1] // groups, -1)
-        gw = (x.reshape(n, groups, c_in // groups, -1) @ cols.mT).sum(0).reshape(w.data.shape)
+        cols = cols.reshape(n, groups, cols.data.shape[1] // groups, h * wd)
+        gw = (x.reshape(n, groups, c_in // groups, h * wd) @ cols.mT).sum(0).reshape(
+            w.data.shape)
     if len(needs) > 2 and needs[2]:
         gb = g.sum((0, 2, 3))
     return (gx, gw, gb)[:len(needs)]

@@ -143,7 +143,8 @@ def max_pool2d_vjp(ctx, g):
     (x,) = ctx.saved
     n, c = x.data.shape[:2]
     cols = pool_columns(x.data, ctx.attrs, lowest(x.data.dtype))
-    spread = masked(g.reshape(n * c, 1, -1).expand(cols.shape), _first_max_mask(cols))
+    windows = g.data.shape[2] * g.data.shape[3]  # not -1: ambiguous for an empty batch
+    spread = masked(g.reshape(n * c, 1, windows).expand(cols.shape), _first_max_mask(cols))
     return (back_onto_input(spread, x.data.shape, ctx.attrs),)
 
 
@@ -199,7 +200,8 @@ def avg_pool2d_vjp(ctx, g):
     shape = ctx.input_meta[0][0]
     n, c = shape[:2]
     kh, kw = ctx.attrs["kernel_size"]
-    per_window = g.reshape(n * c, 1, -1) / divisors(shape, ctx.attrs, g.data.dtype)
+    windows = g.data.shape[2] * g.data.shape[3]  # not -1: ambiguous for an empty batch
+    per_window = g.reshape(n * c, 1, windows) / divisors(shape, ctx.attrs, g.data.dtype)
     spread = per_window.expand(n * c, kh * kw, per_window.data.shape[2])
     return (back_onto_input(spread, shape, ctx.attrs),)
 

@@ -18,7 +18,7 @@ from chapters.graph.ops import TensorMeta, broadcast_shapes, register_op, same_m
 
 from ..core import operands
 from ..dispatch import public
-from ..dtypes import bool_, is_floating
+from ..dtypes import bool_, check_implemented, is_floating
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
 from .common import data_of
@@ -88,6 +88,8 @@ fix = trunc
 def round(input, *, decimals: int = 0):
     """torch.round: to the nearest integer, ties to even (or to ``decimals`` digits)."""
     _no_bool("round", input)
+    if decimals:  # torch rounds integers to whole numbers only
+        check_implemented("round(decimals=...)", input.dtype, integer_ok=False)
     return apply("round", (input,), {"decimals": decimals})
 
 
@@ -133,9 +135,11 @@ def _binary_meta(op: str):
     return infer
 
 
-def _check_divisor(b: np.ndarray) -> None:
-    """torch refuses an integer division by zero; numpy would return 0."""
-    if b.dtype.kind in "iub" and not np.all(b):
+def _check_divisor(op: str, b: np.ndarray) -> None:
+    """torch divides no bools here, and refuses an integer division by zero
+    (numpy would return 0)."""
+    check_implemented(op, b.dtype, bool_ok=False)
+    if b.dtype.kind in "iu" and not np.all(b):
         raise RuntimeError("ZeroDivisionError: integer division or remainder by zero; "
                            "divide floating tensors to get inf/nan instead.")
 
@@ -151,14 +155,14 @@ def _trunc_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @register_op("remainder", _binary_meta("remainder"), elementwise=True)
 def _remainder(a, b):
     """a - floor(a / b) b: the result has the sign of b (Python's %)."""
-    _check_divisor(b)
+    _check_divisor("remainder", b)
     return np.remainder(a, b)
 
 
 @register_op("fmod", _binary_meta("fmod"), elementwise=True)
 def _fmod(a, b):
     """a - trunc(a / b) b: the result has the sign of a (C's %)."""
-    _check_divisor(b)
+    _check_divisor("fmod", b)
     return np.fmod(a, b)
 
 
@@ -196,7 +200,7 @@ def _div_rounded(a, b, rounding_mode):
     if rounding_mode not in ("floor", "trunc"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                            f"'floor' but found {rounding_mode!r}")
-    _check_divisor(b)
+    _check_divisor(f"div(rounding_mode={rounding_mode!r})", b)
     if rounding_mode == "floor":
         return np.floor_divide(a, b)
     return _trunc_divide(a, b)

@@ -20,6 +20,7 @@ import numpy as np
 from chapters.graph.ops import TensorMeta, register_op
 
 from ..dispatch import public
+from ..dtypes import check_implemented
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
 from .common import masked
@@ -67,7 +68,8 @@ def scatter_reduce_kernel(x, src, dim, index, reduce, include_self):
     if reduce != "mean":
         return out
     count = _counts(x.shape, dim, index, include_self)
-    return out // count if x.dtype.kind in "iu" else (out / count).astype(x.dtype)
+    mean = out // count if x.dtype.kind in "iu" else out / count  # integers: floor, as torch
+    return mean.astype(x.dtype, copy=False)
 
 
 def _winners(x, src, out, dim, index, include_self) -> tuple:
@@ -139,6 +141,8 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
     if reduce not in _UFUNCS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce!r}")
+    if reduce == "mean":
+        check_implemented("scatter_reduce(reduce='mean')", input.dtype, bool_ok=False)
     if not isinstance(src, Tensor) or src.dtype != input.dtype:
         raise RuntimeError(f"scatter_reduce(): expected src to be a tensor of input's dtype "
                            f"{input.dtype}, got {getattr(src, 'dtype', type(src).__name__)}; "

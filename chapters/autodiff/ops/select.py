@@ -182,7 +182,16 @@ def masked_fill(input, mask, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.ndim} dimension(s).")
         return apply("where", (m, value.to(input.dtype), input))
-    return apply("where", (m, np.asarray(value).astype(input.dtype), input))
+    return apply("where", (m, _fill_value(value, input.dtype), input))
+
+
+def _fill_value(value, dtype: np.dtype) -> np.ndarray:
+    """A Python number as a 0-d array of ``dtype``; torch refuses one that the
+    dtype cannot hold (-1 into uint8) instead of wrapping it around."""
+    if dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+        raise RuntimeError(f"masked_fill: value {value} cannot be converted to type {dtype} "
+                           "without overflow; convert the tensor first, e.g. x.long().")
+    return np.asarray(value).astype(dtype)
 
 
 @tensor_method()

@@ -17,6 +17,7 @@ import numpy as np
 from chapters.graph.ops import normalize_dims
 
 from ..dispatch import public
+from ..dtypes import bool_
 from ..tensor import Tensor, apply, tensor_method
 
 _Sorted = namedtuple("return_types", ["values", "indices"])
@@ -77,6 +78,9 @@ def msort(input):
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """torch.topk: the k largest (or smallest) values along ``dim`` and their
     indices, largest first: the first k entries of a sort."""
+    if input.dtype == bool_:
+        raise RuntimeError("topk does not support bool tensors (as in torch on the CPU); "
+                           "convert first, e.g. x.int().topk(k).")
     d, order = _permutation("topk", input, dim, descending=largest)
     size = order.shape[d]
     if not 0 <= k <= size:

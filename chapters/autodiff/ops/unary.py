@@ -75,7 +75,7 @@ def sign(x):
     """-1, 0 or 1 by the sign of x; 0 for NaN and the value itself for bools (torch)."""
     if x.dtype == np.bool_:
         return x.copy()
-    out = np.sign(x)
+    out = np.asarray(np.sign(x))  # an array also for 0-d x, to write the NaNs into
     if x.dtype.kind not in "iu":
         out[np.isnan(x)] = 0
     return out
@@ -127,7 +127,11 @@ def _clamp_meta(x: TensorMeta, min=None, max=None, **_) -> TensorMeta:
 
 @register_op("clamp", _clamp_meta, elementwise=True)
 def clamp(x, min=None, max=None):
-    """min(max(x, min), max); a missing bound is no bound."""
+    """min(max(x, min), max); a missing bound is no bound. Integer bounds are
+    first cast to x's dtype, wrapping around as in torch (clamping uint8 at
+    min=-1 clamps at 255)."""
+    if x.dtype.kind in "iu":
+        min, max = (None if b is None else np.asarray(b).astype(x.dtype) for b in (min, max))
     return np.clip(x, min, max).astype(x.dtype, copy=False)
 
 
@@ -229,7 +233,11 @@ def _cast_meta(x: TensorMeta, dtype, **_) -> TensorMeta:
 
 @register_op("cast", _cast_meta, elementwise=True)
 def cast(x, dtype):
-    """The same values in ``dtype`` (rounded to nearest, as torch's ``.to``)."""
+    """The same values in ``dtype`` (rounded to nearest, as torch's ``.to``).
+    bfloat16 goes to integers through float32, so out-of-range values wrap
+    as torch's (and numpy's float) casts do instead of saturating."""
+    if x.dtype.name == "bfloat16" and np.dtype(dtype).kind in "iu":
+        x = x.astype(np.float32)
     return x.astype(dtype)
 
 

@@ -1,6 +1,12 @@
 """One shared lambda, two engines: run it on chapters.autodiff and on torch and
 compare forward values, dtypes, shapes and gradients (against a random
-cotangent) with separate, explicit tolerances."""
+cotangent) with separate, explicit tolerances.
+
+These helpers serve the per-family tests (``test_ops_*.py``, ``test_nn*.py``),
+which keep the cases that need more than a table row. The one place that
+covers every public op systematically (samples, every dtype torch accepts,
+error inputs, a coverage check) is the op table: ``opdb.py``, driven by
+``test_opdb.py``."""
 
 from __future__ import annotations
 
