@@ -10,11 +10,15 @@ operands that produces operand k's letters,
 
 A letter only operand k has (summed away on its own, as j in "ij->i") is
 missing from that product; the gradient is constant along it, so it is
-re-inserted as a broadcast. dot, outer, bmm and baddbmm are matmul, mul and
-add with torch's shape and dtype checks.
+re-inserted as a broadcast. A letter operand k repeats ("ii", a diagonal)
+reads only the diagonal, so its gradient is the gradient of the diagonal
+put back on it, zero elsewhere. dot, outer, bmm and baddbmm are matmul, mul
+and add with torch's shape and dtype checks.
 """
 
 from __future__ import annotations
+
+import string
 
 import numpy as np
 
@@ -83,19 +87,35 @@ def _operand_gradient(equation: str, g: Tensor, operands: tuple, k: int, shape: 
     operand k's letters (see the module docstring)."""
     inputs, out = equation.split("->")[0].split(","), equation.split("->")[1]
     mine = inputs[k]
-    if len(set(mine)) != len(mine):
-        raise NotImplementedError(
-            f"einsum: the gradient for a subscript that repeats a letter ({mine!r}, a "
-            "diagonal) is not implemented; take the diagonal with diag() or indexing first.")
+    unique = "".join(dict.fromkeys(mine))  # the letters of the diagonal operand k reads
+    sizes = dict(zip(mine, shape, strict=True))
     others = [s for j, s in enumerate(inputs) if j != k]
     seen = set(out).union(*others)
-    kept = "".join(c for c in mine if c in seen)
+    kept = "".join(c for c in unique if c in seen)
     sub = ",".join([out, *others]) + "->" + kept
     rest = [o for j, o in enumerate(operands[:len(inputs)]) if j != k]
     grad = apply("einsum", _padded([g, *rest]), {"equation": sub})
-    if kept == mine:
-        return grad
-    return grad.reshape([shape[i] if c in seen else 1 for i, c in enumerate(mine)]).expand(shape)
+    if kept != unique:
+        grad = grad.reshape([sizes[c] if c in seen else 1 for c in unique]).expand(
+            tuple(sizes[c] for c in unique))
+    return grad if unique == mine else _onto_diagonal(grad, unique, mine, sizes, equation)
+
+
+def _onto_diagonal(grad: Tensor, unique: str, mine: str, sizes: dict, equation: str) -> Tensor:
+    """The gradient of a diagonal put back on it: each repeat of a letter c
+    gets a fresh letter c' and a factor delta(c, c') (an identity matrix), so
+    for mine = "bii":  einsum("bi,iA->biA", grad, eye)."""
+    fresh = iter(c for c in string.ascii_letters if c not in equation)
+    renamed, deltas = "", []
+    for c in mine:
+        if c in renamed:
+            new = next(fresh)
+            deltas.append(c + new)
+            c = new
+        renamed += c
+    eyes = [np.eye(sizes[d[0]], dtype=grad.data.dtype) for d in deltas]
+    sub = ",".join([unique, *deltas]) + "->" + renamed
+    return apply("einsum", _padded([grad, *eyes]), {"equation": sub})
 
 
 def einsum_vjp(ctx, g):

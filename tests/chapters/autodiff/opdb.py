@@ -657,10 +657,7 @@ def _contraction_entries() -> list[OpEntry]:
                               "for contractions that need bmm",
                      **dict.fromkeys(("uint8", "int8", "int16", "int32"), (
                          "torch sums a repeated index with torch.sum, which promotes small "
-                         "integers to int64; the engine's einsum keeps the operands' dtype")),
-                     **dict.fromkeys(("float32", "float64"), (
-                         "the engine's einsum has no gradient for a repeated letter (a "
-                         "diagonal) and says so; torch differentiates it"))}),
+                         "integers to int64; the engine's einsum keeps the operands' dtype"))}),
         entry("linear", {"F.linear": functional("linear")}, lambda rng: [
             one("bias", x(rng, 2, 3), x(rng, 4, 3), x(rng, 4)),
             one("batched", x(rng, 2, 5, 3), x(rng, 4, 3), x(rng, 4)),

@@ -140,7 +140,14 @@ def test_einsum_second_derivative_and_forward_mode():
     np.testing.assert_allclose(tangent.numpy(), (ta @ bt + at @ tb).numpy(), rtol=1e-12)
 
 
-def test_einsum_gradient_of_a_repeated_subscript_says_what_to_do():
-    x = ad.tensor(normal(3, 3), requires_grad=True)
-    with pytest.raises(NotImplementedError, match="diagonal"):
-        ad.einsum("ii->i", x).sum().backward()
+@pytest.mark.parametrize("equation", ["ii->i", "ii->", "bii->bi", "iij,j->i"])
+def test_einsum_gradient_of_a_repeated_subscript_lands_on_the_diagonal(equation):
+    shapes = {"ii->i": [(3, 3)], "ii->": [(3, 3)], "bii->bi": [(2, 3, 3)],
+              "iij,j->i": [(3, 3, 4), (4,)]}[equation]
+    arrays = [normal(*shape) for shape in shapes]
+    ours = [ad.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    (ad.einsum(equation, *ours) ** 2).sum().backward()
+    (torch.einsum(equation, *theirs) ** 2).sum().backward()
+    for mine, reference in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-5, atol=1e-6)
