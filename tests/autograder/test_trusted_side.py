@@ -162,9 +162,10 @@ FINDINGS = {
     "daemons": {"unique": DAEMONS},
     # 8. a value too large to send back, and one that runs out of memory encoding
     "too_large": {"unique": "def unique(xs):\n    return list(range(400_000))\n"},
-    "encode_oom": {"unique": ("import numpy as np\n"
-                              "def unique(xs):\n    return np.ones(52_000_000)\n")},
 }
+# ... and one that runs out of memory encoding its 416 MB result: graded on its own
+# with a roomy time limit, so a loaded machine cannot turn the memory cap into a timeout.
+ENCODE_OOM = {"unique": "import numpy as np\ndef unique(xs):\n    return np.ones(52_000_000)\n"}
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +278,14 @@ def test_results_over_the_caps_say_so(batch):
     unique = _exercise(batch[1]["too_large"], "unique")
     assert [c.status for c in unique.cases] == ["too_large", "too_large"]
     assert "too large to grade" in unique.cases[0].message
-    oom = _exercise(batch[1]["encode_oom"], "unique")
+
+
+def test_a_result_that_runs_out_of_memory_encoding_says_so(tmp_path):
+    write(with_code(ENCODE_OOM), tmp_path / "encode_oom.ipynb")
+    with Gradebook(tmp_path / "gradebook.sqlite3") as book:
+        summary = grade_batch(prepare(toy_lab(), time_limit=60.0), [tmp_path / "encode_oom.ipynb"],
+                              book, jobs=1, progress=False)
+    oom = _exercise(summary.grades[0], "unique")
     assert oom.score == 0.0
     assert "ran out of memory" in oom.cases[0].message or "MemoryError" in oom.cases[0].message
 
