@@ -8,7 +8,10 @@
    of 100,000 ops is fine);
 2. **apply the rules**: each node's VJP rule turns the gradient of its
    output into gradients of its inputs; a node used twice receives the *sum*
-   of the gradients from its users (the multivariate chain rule);
+   of the gradients from its users (the multivariate chain rule). When the
+   backward itself is not recorded (``create_graph=False``) and no observer
+   watches the rules, an op's ``vjp_fast`` form (the same rule as one numpy
+   expression, :mod:`.rules`) runs in place of its Tensor rule;
 3. **land**: at the leaves (``AccumulateGrad`` nodes) the gradient is added
    into ``.grad``; then the saved tensors are freed unless ``retain_graph``.
 
@@ -28,7 +31,7 @@ from .dispatch import suppress_hook
 from .grad_mode import set_grad_enabled
 from .modes import MODES
 from .node import AccumulateGrad
-from .rules import VJP
+from .rules import VJP, VJP_FAST
 
 
 def sum_to(g: TensorBase, shape: tuple) -> TensorBase:
@@ -115,6 +118,8 @@ def run_backward(roots: list, root_grads: list[TensorBase], retain_graph: bool,
 
 def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -> None:
     """Visit ``order`` backwards, applying each node's rule (see module docstring)."""
+    fast = not create_graph and not MODES.observers  # nothing needs the Tensor path
+    fast_rules = VJP_FAST if fast else {}
     with set_grad_enabled(create_graph), suppress_hook():
         for node in reversed(order):
             g = grads.pop(node, None)
@@ -136,9 +141,7 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 _retain(node.retained(), g, create_graph)
             if capture is not None and node in capture:
                 captured[node] = g
-            input_grads = VJP[node.op](node, g)
-            for observer in MODES.observers:  # anomaly detection checks each rule
-                observer.rule_ran(node, input_grads)
+            input_grads = _apply_rule(node, g, fast_rules)
             if not retain_graph:
                 node.release()
             for (next_node, _), meta, gi in zip(node.next_functions, node.input_meta,
@@ -149,13 +152,35 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
                     gi = _fit(gi, meta)
                 previous = grads.get(next_node)
-                grads[next_node] = gi if previous is None else _sum(previous, gi)
+                grads[next_node] = gi if previous is None else _sum(previous, gi, fast)
 
 
-def _sum(previous: TensorBase, gi: TensorBase) -> TensorBase:
+def _apply_rule(node, g: TensorBase, fast_rules: dict):
+    """The gradients of ``node``'s inputs: from its ``vjp_fast`` form when
+    ``fast_rules`` has one (it assumes ``g`` in the output's dtype, which a
+    hook may have changed, and may decline a call by returning None), else
+    from its Tensor rule, shown to the observers."""
+    fast_rule = fast_rules.get(node.op)
+    if fast_rule is not None and g.data.dtype is node.out_dtype:
+        arrays = fast_rule(node, g.data)
+        if arrays is not None:
+            make = g._make
+            return [None if a is None else make(a, [0]) for a in arrays]
+    input_grads = VJP[node.op](node, g)
+    for observer in MODES.observers:  # anomaly detection checks each rule
+        observer.rule_ran(node, input_grads)
+    return input_grads
+
+
+def _sum(previous: TensorBase, gi: TensorBase, fast: bool) -> TensorBase:
     """``previous + gi``: two gradients for one input, of its shape and dtype
-    (both went through :func:`_fit`), so the core's add runs directly: no type
-    promotion to do, and backward runs without the autocast hook anyway."""
+    (both went through :func:`_fit`). The core's add records the sum (under
+    ``create_graph``) and shows it to observers; when neither is needed
+    (``fast``), numpy's add gives the same array directly: no type promotion
+    to do, and a float16/bfloat16 sum computed in float32 and rounded, as the
+    core computes it, is the correctly rounded sum, which numpy gives too."""
+    if fast:
+        return gi._make(previous.data + gi.data, [0])
     return run(type(gi), "add", (previous, gi))
 
 
