@@ -142,7 +142,7 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
             if capture is not None and node in capture:
                 captured[node] = g
             input_grads = _apply_rule(node, g, fast_rules)
-            if not retain_graph:
+            if not retain_graph and node._saved is not None:
                 node.release()
             for (next_node, _), meta, gi in zip(node.next_functions, node.input_meta,
                                                 input_grads, strict=True):
