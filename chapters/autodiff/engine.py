@@ -156,17 +156,19 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
 
 
 def _apply_rule(node, g: TensorBase, fast_rules: dict):
-    """The gradients of ``node``'s inputs: from its ``vjp_fast`` form when
-    ``fast_rules`` has one (it assumes ``g`` in the output's dtype, which a
-    hook may have changed, and may decline a call by returning None), else
-    from its Tensor rule, shown to the observers."""
-    fast_rule = fast_rules.get(node.op)
-    if fast_rule is not None and g.data.dtype is node.out_dtype:
-        arrays = fast_rule(node, g.data)
+    """The gradients of ``node``'s inputs from its VJP rule, or from the rule's
+    ``vjp_fast`` form when ``fast_rules`` has one for the rule now registered.
+    The fast form assumes ``g`` in the output's dtype (a hook may change it)
+    and may decline a call by returning None. A Tensor rule's result is shown
+    to the observers."""
+    rule = VJP[node.op]
+    fast = fast_rules.get(node.op)
+    if fast is not None and fast[0] is rule and g.data.dtype is node.out_dtype:
+        arrays = fast[1](node, g.data)
         if arrays is not None:
             make = g._make
             return [None if a is None else make(a, [0]) for a in arrays]
-    input_grads = VJP[node.op](node, g)
+    input_grads = rule(node, g)
     for observer in MODES.observers:  # anomaly detection checks each rule
         observer.rule_ran(node, input_grads)
     return input_grads

@@ -23,7 +23,9 @@ kernel and the rules it names:
   engine uses it only when nothing needs the Tensor path: no graph of the
   backward to record (``create_graph=False``) and no observer watching the
   rules (anomaly detection, forward mode). ``vjp`` stays the rule that
-  defines the derivative; tests check ``vjp_fast`` against it.
+  defines the derivative; tests check ``vjp_fast`` against it, and the
+  engine runs ``vjp_fast`` only while ``VJP[op]`` is still that rule (a rule
+  replaced by a learner's own, or broken on purpose by a test, runs itself).
 * ``jvp(primals, tangents, out, **attrs)`` is forward mode: the tangent of the
   output given the tangents of the inputs (``None`` for a zero tangent).
 * facts the dispatch core reads: ``view`` (the result may share memory with
@@ -51,7 +53,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 VJP: dict[str, Callable] = {}
-VJP_FAST: dict[str, Callable] = {}
+#: op -> (the vjp it agrees with, vjp_fast)
+VJP_FAST: dict[str, tuple[Callable, Callable]] = {}
 SAVES: dict[str, tuple] = {}
 JVP: dict[str, Callable] = {}
 
@@ -109,7 +112,7 @@ def register(op: str, *, vjp: Callable | None = None, jvp: Callable | None = Non
     if vjp is not None:
         VJP[op], SAVES[op] = vjp, info.saves
     if vjp_fast is not None:
-        VJP_FAST[op] = vjp_fast
+        VJP_FAST[op] = vjp, vjp_fast
     if jvp is not None:
         JVP[op] = jvp
     return info
