@@ -159,15 +159,16 @@ def _apply_rule(node, g: TensorBase, fast_rules: dict):
     """The gradients of ``node``'s inputs from its VJP rule, or from the rule's
     ``vjp_fast`` form when ``fast_rules`` has one for the rule now registered.
     The fast form assumes ``g`` in the output's dtype (a hook may change it)
-    and may decline a call by returning None. A Tensor rule's result is shown
-    to the observers."""
+    and may decline a call by returning None; numpy gives 0-d results as
+    scalars, made arrays again here. A Tensor rule's result is shown to the
+    observers."""
     rule = VJP[node.op]
     fast = fast_rules.get(node.op)
     if fast is not None and fast[0] is rule and g.data.dtype is node.out_dtype:
         arrays = fast[1](node, g.data)
         if arrays is not None:
             make = g._make
-            return [None if a is None else make(a, [0]) for a in arrays]
+            return [None if a is None else make(np.asarray(a), [0]) for a in arrays]
     input_grads = rule(node, g)
     for observer in MODES.observers:  # anomaly detection checks each rule
         observer.rule_ran(node, input_grads)

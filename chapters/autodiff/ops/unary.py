@@ -234,9 +234,10 @@ def gelu_vjp_fast(ctx, g):
     """gelu_vjp on float32/float64 arrays: gelu_derivative's ops in its order,
     written in place where they can be (so each rounds as the Tensor rule's
     op does), with three arrays allocated instead of one per op. The Tensor
-    rule rounds float16/bfloat16 after each op: those calls keep it (None)."""
+    rule rounds float16/bfloat16 after each op: those calls keep it (None),
+    as do 0-d arrays (numpy computes them as scalars, which have no in-place ops)."""
     (x,) = ctx.saved_arrays
-    if x.dtype in _LOW:
+    if x.dtype in _LOW or x.ndim == 0:
         return None
     if ctx.attrs.get("approximate", "none") == "tanh":
         k = _SQRT_2_OVER_PI
