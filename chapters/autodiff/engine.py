@@ -119,7 +119,6 @@ def run_backward(roots: list, root_grads: list[TensorBase], retain_graph: bool,
 def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -> None:
     """Visit ``order`` backwards, applying each node's rule (see module docstring)."""
     fast = not create_graph and not MODES.observers  # nothing needs the Tensor path
-    fast_rules = VJP_FAST if fast else {}
     with set_grad_enabled(create_graph), suppress_hook():
         for node in reversed(order):
             g = grads.pop(node, None)
@@ -141,7 +140,11 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 _retain(node.retained(), g, create_graph)
             if capture is not None and node in capture:
                 captured[node] = g
-            input_grads = _apply_rule(node, g, fast_rules)
+            input_grads = _fast_gradients(node, g) if fast else None
+            if input_grads is None:  # no fast form, or it declined: the Tensor rule
+                input_grads = VJP[node.op](node, g)
+                for observer in MODES.observers:  # anomaly detection checks each rule
+                    observer.rule_ran(node, input_grads)
             if not retain_graph and node._saved is not None:
                 node.release()
             for (next_node, _), meta, gi in zip(node.next_functions, node.input_meta,
@@ -155,24 +158,20 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 grads[next_node] = gi if previous is None else _sum(previous, gi, fast)
 
 
-def _apply_rule(node, g: TensorBase, fast_rules: dict):
-    """The gradients of ``node``'s inputs from its VJP rule, or from the rule's
-    ``vjp_fast`` form when ``fast_rules`` has one for the rule now registered.
-    The fast form assumes ``g`` in the output's dtype (a hook may change it)
-    and may decline a call by returning None; numpy gives 0-d results as
-    scalars, made arrays again here. A Tensor rule's result is shown to the
-    observers."""
-    rule = VJP[node.op]
-    fast = fast_rules.get(node.op)
-    if fast is not None and fast[0] is rule and g.data.dtype is node.out_dtype:
-        arrays = fast[1](node, g.data)
-        if arrays is not None:
-            make = g._make
-            return [None if a is None else make(np.asarray(a), [0]) for a in arrays]
-    input_grads = rule(node, g)
-    for observer in MODES.observers:  # anomaly detection checks each rule
-        observer.rule_ran(node, input_grads)
-    return input_grads
+def _fast_gradients(node, g: TensorBase) -> list | None:
+    """The gradients of ``node``'s inputs from the ``vjp_fast`` form of its rule;
+    None when the op has none, when ``VJP[op]`` was replaced since (the fast
+    form agrees with the rule it was written for), when a hook changed ``g``'s
+    dtype (the form assumes the output's), or when the form declines the call.
+    numpy gives 0-d results as scalars, made arrays again here."""
+    fast = VJP_FAST.get(node.op)
+    if fast is None or fast[0] is not VJP[node.op] or g.data.dtype is not node.out_dtype:
+        return None
+    arrays = fast[1](node, g.data)
+    if arrays is None:
+        return None
+    make = g._make
+    return [None if a is None else make(np.asarray(a), [0]) for a in arrays]
 
 
 def _sum(previous: TensorBase, gi: TensorBase, fast: bool) -> TensorBase:

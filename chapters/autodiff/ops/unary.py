@@ -16,7 +16,6 @@ import numpy as np
 
 from chapters.graph.ops import TensorMeta, float_dtype, floating_meta, register_op, same_meta
 
-from ..dtypes import LOW_PRECISION as _LOW
 from ..rules import register
 from ..tensor import Tensor, apply
 from . import erf_kernel
@@ -47,37 +46,44 @@ SIMPLE_RULES = {
 }
 
 
-#: rows whose rule is plain arithmetic, which numpy arrays understand as tensors
-#: do: the same expression on arrays is the op's ``vjp_fast``
-ARRAY_RULES = frozenset({"neg", "exp", "log", "sqrt", "tanh", "sigmoid"})
-
-
 def _simple_rules(op: str, reads: tuple, rule, math: str) -> tuple:
-    """The VJP, its form on arrays and the JVP of ``op`` from its row of
-    :data:`SIMPLE_RULES`."""
+    """The VJP and JVP of ``op`` from its row of :data:`SIMPLE_RULES`."""
 
     def vjp(ctx, g):
         saved = ctx.saved[0] if reads else None
-        return (rule(g, saved if reads == (0,) else None, saved if reads == ("out",) else None),)
-
-    def vjp_fast(ctx, g):
-        saved = ctx.saved_arrays[0] if reads else None
         return (rule(g, saved if reads == (0,) else None, saved if reads == ("out",) else None),)
 
     def jvp(primals, tangents, out):
         return rule(tangents[0], primals[0], out)
 
     vjp.__doc__ = f"{math}, so dL/dx = f'(x) g."
-    vjp_fast.__doc__ = f"{op}_vjp on arrays."
     jvp.__doc__ = f"{math}, so tz = f'(x) tx."
-    for fn, kind in ((vjp, "vjp"), (vjp_fast, "vjp_fast"), (jvp, "jvp")):
+    for fn, kind in ((vjp, "vjp"), (jvp, "jvp")):
         fn.__name__ = fn.__qualname__ = f"{op}_{kind}"
-    return vjp, (vjp_fast if op in ARRAY_RULES else None), jvp
+    return vjp, jvp
+
+
+#: rows whose rule is plain arithmetic, which numpy arrays understand as tensors
+#: do: the same expression on arrays is the op's ``vjp_fast``
+ARRAY_RULES = frozenset({"neg", "exp", "log", "sqrt", "tanh", "sigmoid"})
+
+
+def _array_rule(op: str, reads: tuple, rule):
+    """The VJP of a row of :data:`ARRAY_RULES` on numpy arrays (its ``vjp_fast``)."""
+
+    def vjp_fast(ctx, g):
+        saved = ctx.saved_arrays[0] if reads else None
+        return (rule(g, saved if reads == (0,) else None, saved if reads == ("out",) else None),)
+
+    vjp_fast.__doc__ = f"{op}_vjp on arrays."
+    vjp_fast.__name__ = vjp_fast.__qualname__ = f"{op}_vjp_fast"
+    return vjp_fast
 
 
 for _op, (_reads, _rule, _math, _movement) in SIMPLE_RULES.items():
-    _vjp, _vjp_fast, _jvp = _simple_rules(_op, _reads, _rule, _math)
-    register(_op, vjp=_vjp, jvp=_jvp, saves=_reads, movement=_movement, vjp_fast=_vjp_fast)
+    _vjp, _jvp = _simple_rules(_op, _reads, _rule, _math)
+    register(_op, vjp=_vjp, jvp=_jvp, saves=_reads, movement=_movement,
+             vjp_fast=_array_rule(_op, _reads, _rule) if _op in ARRAY_RULES else None)
 
 # ------------------------------------------------------------------- sign
 
@@ -230,6 +236,9 @@ def gelu_jvp(primals, tangents, out, approximate="none"):
     return tangents[0] * gelu_derivative(primals[0], approximate)
 
 
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def gelu_vjp_fast(ctx, g):
     """gelu_vjp on float32/float64 arrays: gelu_derivative's ops in its order,
     written in place where they can be (so each rounds as the Tensor rule's
@@ -237,7 +246,7 @@ def gelu_vjp_fast(ctx, g):
     rule rounds float16/bfloat16 after each op: those calls keep it (None),
     as do 0-d arrays (numpy computes them as scalars, which have no in-place ops)."""
     (x,) = ctx.saved_arrays
-    if x.dtype in _LOW or x.ndim == 0:
+    if x.dtype not in _FUSED_DTYPES or x.ndim == 0:
         return None
     if ctx.attrs.get("approximate", "none") == "tanh":
         k = _SQRT_2_OVER_PI
