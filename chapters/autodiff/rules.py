@@ -52,7 +52,13 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 VJP: dict[str, Callable] = {}
+#: the dtypes in which a ``vjp_fast`` form that reorders allocations or fuses
+#: reductions still rounds as its Tensor rule does (float16/bfloat16 rules round
+#: after every op, and reduce in float32: such forms leave those to the rule)
+FULL_PRECISION = (np.dtype(np.float32), np.dtype(np.float64))
 #: op -> (the vjp it agrees with, vjp_fast)
 VJP_FAST: dict[str, tuple[Callable, Callable]] = {}
 SAVES: dict[str, tuple] = {}

@@ -12,7 +12,7 @@ import numpy as np
 from chapters.graph import ops as kernels
 from chapters.graph.ops import TensorMeta, normalize_dims, register_op
 
-from ..rules import register
+from ..rules import FULL_PRECISION, register
 from ..tensor import Tensor
 from .reduce import var as var_kernel
 
@@ -65,15 +65,12 @@ def _norm_vjp(ctx, g, param_shape: tuple, param_dims: tuple):
     return (gx, gw, gb)[:len(needs)]
 
 
-_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 def _norm_vjp_fast(ctx, g, param_shape: tuple, param_dims: tuple):
     """_norm_vjp on float32/float64 arrays: the same kernels in the same order
     (so each result rounds alike), without a tensor per step. The Tensor rule
     rounds float16/bfloat16 after each op: those calls keep it (None)."""
     x, w = ctx.saved_arrays
-    if x.dtype not in _FUSED_DTYPES:
+    if x.dtype not in FULL_PRECISION:
         return None
     dims, eps = ctx.attrs["dims"], ctx.attrs["eps"]
     needs = ctx.needs_input_grad
@@ -166,4 +163,11 @@ def batch_norm_vjp(ctx, g):
     return _norm_vjp(ctx, g, _param_shape("batch_norm", shape, dims), dims)
 
 
-register("batch_norm", vjp=batch_norm_vjp, jvp=_norm_jvp("batch_norm"), saves=(0, 1))
+def batch_norm_vjp_fast(ctx, g):
+    """batch_norm_vjp on arrays (see _norm_vjp_fast)."""
+    shape, dims = ctx.input_meta[0][0], ctx.attrs["dims"]
+    return _norm_vjp_fast(ctx, g, _param_shape("batch_norm", shape, dims), dims)
+
+
+register("batch_norm", vjp=batch_norm_vjp, jvp=_norm_jvp("batch_norm"), saves=(0, 1),
+         vjp_fast=batch_norm_vjp_fast)

@@ -16,7 +16,7 @@ import numpy as np
 
 from chapters.graph.ops import TensorMeta, float_dtype, floating_meta, register_op, same_meta
 
-from ..rules import register
+from ..rules import FULL_PRECISION, register
 from ..tensor import Tensor, apply
 from . import erf_kernel
 from .common import masked
@@ -236,9 +236,6 @@ def gelu_jvp(primals, tangents, out, approximate="none"):
     return tangents[0] * gelu_derivative(primals[0], approximate)
 
 
-_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 def gelu_vjp_fast(ctx, g):
     """gelu_vjp on float32/float64 arrays: gelu_derivative's ops in its order,
     written in place where they can be (so each rounds as the Tensor rule's
@@ -246,7 +243,7 @@ def gelu_vjp_fast(ctx, g):
     rule rounds float16/bfloat16 after each op: those calls keep it (None),
     as do 0-d arrays (numpy computes them as scalars, which have no in-place ops)."""
     (x,) = ctx.saved_arrays
-    if x.dtype not in _FUSED_DTYPES or x.ndim == 0:
+    if x.dtype not in FULL_PRECISION or x.ndim == 0:
         return None
     if ctx.attrs.get("approximate", "none") == "tanh":
         k = _SQRT_2_OVER_PI

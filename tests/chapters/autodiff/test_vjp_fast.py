@@ -41,10 +41,14 @@ CASES = {
                     {"dims": (-2, -1), "eps": 1e-3}),
                    ((_values((4, 8)), None, None), {"dims": (-1,), "eps": 1e-5}),
                    ((_values((4, 8)), _values(8), None), {"dims": (-1,), "eps": 1e-5})],
+    "batch_norm": [((_values((4, 3, 5)), _values(3), _values(3)), {"dims": (0, 2), "eps": 1e-5}),
+                   ((_values((6, 3)), None, None), {"dims": (0,), "eps": 1e-5})],
+    "softmax": [((_values((4, 8)),), {"dim": -1}), ((_values((4, 8)),), {"dim": 0})],
+    "log_softmax": [((_values((4, 8)),), {"dim": -1}), ((_values((4, 8)),), {"dim": 0})],
 }
 SCALARS = {  # 0-d arrays, which numpy computes as scalars
     op: [(tuple(None if a is None else a.reshape(-1)[0].reshape(()) for a in arrays), attrs)
-         for arrays, attrs in cases] for op, cases in CASES.items() if op != "layer_norm"
+         for arrays, attrs in cases] for op, cases in CASES.items() if not op.endswith("_norm")
 }
 
 
@@ -61,7 +65,7 @@ def test_a_fast_form_needs_its_tensor_rule():
 def _node(op: str, arrays, attrs: dict, dtype):
     """The history node of ``op`` on ``arrays`` in ``dtype`` (None: a constant,
     an array of 2s that needs no gradient)."""
-    if op == "layer_norm":  # optional weight and bias: absent, not constant
+    if op.endswith("_norm"):  # optional weight and bias: absent, not constant
         inputs = tuple(None if a is None else ad.tensor(a.astype(np.float32)).to(dtype)
                        .requires_grad_() for a in arrays)
         out = apply(op, inputs, dict(attrs))
