@@ -18,7 +18,8 @@ kernel and the rules it names:
 * ``vjp_fast(ctx, g)`` (optional) is the same rule on numpy arrays: ``g`` is
   the output gradient's array, ``ctx.saved_arrays`` the saved values as
   arrays, and it returns one array (or ``None``) per input, equal in value and
-  dtype to what ``vjp`` returns. A fused numpy expression allocates once
+  dtype to what ``vjp`` returns, or ``None`` alone to leave a call to ``vjp``
+  (a dtype it does not handle: :data:`FULL_PRECISION`). A fused numpy expression allocates once
   where the Tensor rule runs (and allocates for) every op of the formula. The
   engine uses it only when nothing needs the Tensor path: no graph of the
   backward to record (``create_graph=False``) and no observer watching the
