@@ -73,7 +73,7 @@ def public(name: str, autocast: dict[str, str] | None = None):
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if "axis" in kwargs:  # torch's alias for dim, wherever an op takes dim
+            if kwargs and "axis" in kwargs:  # torch's alias for dim, wherever an op takes dim
                 kwargs["dim"] = kwargs.pop("axis")
             modes = MODES
             hook = modes.autocast_hook

@@ -8,7 +8,10 @@
    of 100,000 ops is fine);
 2. **apply the rules**: each node's VJP rule turns the gradient of its
    output into gradients of its inputs; a node used twice receives the *sum*
-   of the gradients from its users (the multivariate chain rule);
+   of the gradients from its users (the multivariate chain rule). When the
+   backward itself is not recorded (``create_graph=False``) and no observer
+   watches the rules, an op's ``vjp_fast`` form (the same rule as one numpy
+   expression, :mod:`.rules`) runs in place of its Tensor rule;
 3. **land**: at the leaves (``AccumulateGrad`` nodes) the gradient is added
    into ``.grad``; then the saved tensors are freed unless ``retain_graph``.
 
@@ -28,7 +31,7 @@ from .dispatch import suppress_hook
 from .grad_mode import set_grad_enabled
 from .modes import MODES
 from .node import AccumulateGrad
-from .rules import VJP
+from .rules import VJP, VJP_FAST
 
 
 def sum_to(g: TensorBase, shape: tuple) -> TensorBase:
@@ -115,6 +118,7 @@ def run_backward(roots: list, root_grads: list[TensorBase], retain_graph: bool,
 
 def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -> None:
     """Visit ``order`` backwards, applying each node's rule (see module docstring)."""
+    fast = not create_graph and not MODES.observers  # nothing needs the Tensor path
     with set_grad_enabled(create_graph), suppress_hook():
         for node in reversed(order):
             g = grads.pop(node, None)
@@ -136,10 +140,12 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 _retain(node.retained(), g, create_graph)
             if capture is not None and node in capture:
                 captured[node] = g
-            input_grads = VJP[node.op](node, g)
-            for observer in MODES.observers:  # anomaly detection checks each rule
-                observer.rule_ran(node, input_grads)
-            if not retain_graph:
+            input_grads = _fast_gradients(node, g) if fast else None
+            if input_grads is None:  # no fast form, or it declined: the Tensor rule
+                input_grads = VJP[node.op](node, g)
+                for observer in MODES.observers:  # anomaly detection checks each rule
+                    observer.rule_ran(node, input_grads)
+            if not retain_graph and node._saved is not None:
                 node.release()
             for (next_node, _), meta, gi in zip(node.next_functions, node.input_meta,
                                                 input_grads, strict=True):
@@ -149,13 +155,34 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
                     gi = _fit(gi, meta)
                 previous = grads.get(next_node)
-                grads[next_node] = gi if previous is None else _sum(previous, gi)
+                grads[next_node] = gi if previous is None else _sum(previous, gi, fast)
 
 
-def _sum(previous: TensorBase, gi: TensorBase) -> TensorBase:
+def _fast_gradients(node, g: TensorBase) -> list | None:
+    """The gradients of ``node``'s inputs from the ``vjp_fast`` form of its rule;
+    None when the op has none, when ``VJP[op]`` was replaced since (the fast
+    form agrees with the rule it was written for), when a hook changed ``g``'s
+    dtype (the form assumes the output's), or when the form declines the call.
+    numpy gives 0-d results as scalars, made arrays again here."""
+    fast = VJP_FAST.get(node.op)
+    if fast is None or fast[0] is not VJP[node.op] or g.data.dtype is not node.out_dtype:
+        return None
+    arrays = fast[1](node, g.data)
+    if arrays is None:
+        return None
+    make = g._make
+    return [None if a is None else make(np.asarray(a), [0]) for a in arrays]
+
+
+def _sum(previous: TensorBase, gi: TensorBase, fast: bool) -> TensorBase:
     """``previous + gi``: two gradients for one input, of its shape and dtype
-    (both went through :func:`_fit`), so the core's add runs directly: no type
-    promotion to do, and backward runs without the autocast hook anyway."""
+    (both went through :func:`_fit`). The core's add records the sum (under
+    ``create_graph``) and shows it to observers; when neither is needed
+    (``fast``), numpy's add gives the same array directly: no type promotion
+    to do, and a float16/bfloat16 sum computed in float32 and rounded, as the
+    core computes it, is the correctly rounded sum, which numpy gives too."""
+    if fast:
+        return gi._make(previous.data + gi.data, [0])
     return run(type(gi), "add", (previous, gi))
 
 

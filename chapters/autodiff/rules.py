@@ -15,6 +15,18 @@ kernel and the rules it names:
   higher-order gradients with no extra code. Gradients may come back
   broadcast or in the op's compute dtype: the engine sums and casts each one
   back to its input's shape and dtype in one place (:func:`.engine.sum_to`).
+* ``vjp_fast(ctx, g)`` (optional) is the same rule on numpy arrays: ``g`` is
+  the output gradient's array, ``ctx.saved_arrays`` the saved values as
+  arrays, and it returns one array (or ``None``) per input, equal in value and
+  dtype to what ``vjp`` returns, or ``None`` alone to leave a call to ``vjp``
+  (a dtype it does not handle: :data:`FULL_PRECISION`). A fused numpy expression allocates once
+  where the Tensor rule runs (and allocates for) every op of the formula. The
+  engine uses it only when nothing needs the Tensor path: no graph of the
+  backward to record (``create_graph=False``) and no observer watching the
+  rules (anomaly detection, forward mode). ``vjp`` stays the rule that
+  defines the derivative; tests check ``vjp_fast`` against it, and the
+  engine runs ``vjp_fast`` only while ``VJP[op]`` is still that rule (a rule
+  replaced by a learner's own, or broken on purpose by a test, runs itself).
 * ``jvp(primals, tangents, out, **attrs)`` is forward mode: the tangent of the
   output given the tangents of the inputs (``None`` for a zero tangent).
 * facts the dispatch core reads: ``view`` (the result may share memory with
@@ -30,7 +42,7 @@ category at its public op (``public("bmm", autocast={...})``,
 :mod:`.dispatch`), its torch.fx node targets at chapter 1's
 ``register_op(..., fx_targets=...)``.
 
-``VJP``, ``JVP`` and ``SAVES`` are the same rules as plain tables, op name ->
+``VJP``, ``VJP_FAST``, ``JVP`` and ``SAVES`` are the same rules as plain tables, op name ->
 entry: the engine and forward mode look rules up there.
 """
 
@@ -41,7 +53,15 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 VJP: dict[str, Callable] = {}
+#: the dtypes in which a ``vjp_fast`` form that reorders allocations or fuses
+#: reductions still rounds as its Tensor rule does (float16/bfloat16 rules round
+#: after every op, and reduce in float32: such forms leave those to the rule)
+FULL_PRECISION = (np.dtype(np.float32), np.dtype(np.float64))
+#: op -> (the vjp it agrees with, vjp_fast)
+VJP_FAST: dict[str, tuple[Callable, Callable]] = {}
 SAVES: dict[str, tuple] = {}
 JVP: dict[str, Callable] = {}
 
@@ -60,6 +80,7 @@ class OpInfo:
     grad_fn_variant: Callable | None = None
     grad_fn_variants: Mapping = field(default_factory=dict)
     module: str = ""
+    vjp_fast: Callable | None = None
 
     def backward_name(self, attrs: dict, input_meta: tuple, out_ndim: int) -> str:
         """torch's grad_fn name for one call: ``grad_fn_variant(attrs, input_meta,
@@ -82,17 +103,23 @@ def default_grad_fn(op: str) -> str:
 def register(op: str, *, vjp: Callable | None = None, jvp: Callable | None = None,
              saves: tuple = (), view: bool = False, movement: bool = False,
              grad_fn: str | None = None, grad_fn_variant: Callable | None = None,
-             grad_fn_variants: Mapping | None = None) -> OpInfo:
+             grad_fn_variants: Mapping | None = None,
+             vjp_fast: Callable | None = None) -> OpInfo:
     """Give op ``op`` (already in chapter 1's registry) its chapter 2 entry."""
     if op in OPS:
         raise ValueError(f"op {op!r} already has a chapter 2 registration (in "
                          f"{OPS[op].module}); register each op once")
     info = OpInfo(op, vjp, jvp, tuple(saves), view, movement, grad_fn or default_grad_fn(op),
                   grad_fn_variant, dict(grad_fn_variants or {}),
-                  sys._getframe(1).f_globals.get("__name__", ""))
+                  sys._getframe(1).f_globals.get("__name__", ""), vjp_fast)
+    if vjp_fast is not None and vjp is None:
+        raise ValueError(f"op {op!r}: vjp_fast is a faster form of vjp; register vjp too, "
+                         "the rule it must agree with")
     OPS[op] = info
     if vjp is not None:
         VJP[op], SAVES[op] = vjp, info.saves
+    if vjp_fast is not None:
+        VJP_FAST[op] = vjp, vjp_fast
     if jvp is not None:
         JVP[op] = jvp
     return info

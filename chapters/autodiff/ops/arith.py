@@ -44,8 +44,13 @@ def sub_jvp(primals, tangents, out):
     return tangents[0] - tangents[1]
 
 
-register("add", vjp=add_vjp, jvp=add_jvp)
-register("sub", vjp=sub_vjp, jvp=sub_jvp)
+def sub_vjp_fast(ctx, g):
+    """sub_vjp on arrays (add's rule needs no arithmetic: ``add_vjp`` serves both)."""
+    return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+register("add", vjp=add_vjp, jvp=add_jvp, vjp_fast=add_vjp)
+register("sub", vjp=sub_vjp, jvp=sub_jvp, vjp_fast=sub_vjp_fast)
 
 # --------------------------------------------------------------- mul, div
 # kernels: chapters.graph.ops.mul (np.multiply), chapters.graph.ops.div (true division)
@@ -77,7 +82,14 @@ def div_jvp(primals, tangents, out):
     return ta / b - a * tb / (b * b)
 
 
-register("mul", vjp=mul_vjp, jvp=mul_jvp, saves=(0, 1))
+def mul_vjp_fast(ctx, g):
+    """mul_vjp on arrays."""
+    a, b = ctx.saved_arrays
+    need_a, need_b = ctx.needs_input_grad
+    return (g * b if need_a else None), (g * a if need_b else None)
+
+
+register("mul", vjp=mul_vjp, jvp=mul_jvp, saves=(0, 1), vjp_fast=mul_vjp_fast)
 register("div", vjp=div_vjp, jvp=div_jvp, saves=(0, 1))
 
 # ------------------------------------------------------------------- pow

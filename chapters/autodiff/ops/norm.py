@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from chapters.graph import ops as kernels
 from chapters.graph.ops import TensorMeta, normalize_dims, register_op
 
-from ..rules import register
+from ..rules import FULL_PRECISION, register
 from ..tensor import Tensor
+from .reduce import var as var_kernel
 
 
 def _norm_meta(x: TensorMeta, w=None, b=None, dims=(), eps=1e-5) -> TensorMeta:
@@ -63,6 +65,32 @@ def _norm_vjp(ctx, g, param_shape: tuple, param_dims: tuple):
     return (gx, gw, gb)[:len(needs)]
 
 
+def _norm_vjp_fast(ctx, g, param_shape: tuple, param_dims: tuple):
+    """_norm_vjp on float32/float64 arrays: the same kernels in the same order
+    (so each result rounds alike), without a tensor per step. The Tensor rule
+    rounds float16/bfloat16 after each op: those calls keep it (None)."""
+    x, w = ctx.saved_arrays
+    if x.dtype not in FULL_PRECISION:
+        return None
+    dims, eps = ctx.attrs["dims"], ctx.attrs["eps"]
+    needs = ctx.needs_input_grad
+    rstd = np.sqrt(var_kernel(x, dims, keepdim=True, correction=0) + eps)
+    rstd = 1.0 / rstd
+    xhat = x - kernels.mean(x, dims, keepdim=True)
+    xhat *= rstd
+    h = g if w is None else g * w.reshape(param_shape)
+    gx = gw = gb = None
+    if needs[0]:
+        gx = h - kernels.mean(h, dims, keepdim=True)
+        gx -= xhat * kernels.mean(h * xhat, dims, keepdim=True)
+        gx *= rstd
+    if len(needs) > 1 and needs[1]:
+        gw = kernels.sum_(g * xhat, param_dims).reshape(w.shape)
+    if len(needs) > 2 and needs[2]:
+        gb = kernels.sum_(g, param_dims).reshape(ctx.input_meta[2][0])
+    return (gx, gw, gb)[:len(needs)]
+
+
 def _param_shape(op: str, x_shape: tuple, dims: tuple) -> tuple:
     if op == "layer_norm":
         return tuple(x_shape[len(x_shape) - len(dims):])
@@ -108,7 +136,15 @@ def layer_norm_vjp(ctx, g):
     return _norm_vjp(ctx, g, _param_shape("layer_norm", shape, dims), leading)
 
 
-register("layer_norm", vjp=layer_norm_vjp, jvp=_norm_jvp("layer_norm"), saves=(0, 1))
+def layer_norm_vjp_fast(ctx, g):
+    """layer_norm_vjp on arrays (see _norm_vjp_fast)."""
+    shape, dims = ctx.input_meta[0][0], ctx.attrs["dims"]
+    leading = tuple(range(len(shape) - len(dims)))
+    return _norm_vjp_fast(ctx, g, _param_shape("layer_norm", shape, dims), leading)
+
+
+register("layer_norm", vjp=layer_norm_vjp, jvp=_norm_jvp("layer_norm"), saves=(0, 1),
+         vjp_fast=layer_norm_vjp_fast)
 
 # ------------------------------------------------------------- batch_norm
 
@@ -127,4 +163,11 @@ def batch_norm_vjp(ctx, g):
     return _norm_vjp(ctx, g, _param_shape("batch_norm", shape, dims), dims)
 
 
-register("batch_norm", vjp=batch_norm_vjp, jvp=_norm_jvp("batch_norm"), saves=(0, 1))
+def batch_norm_vjp_fast(ctx, g):
+    """batch_norm_vjp on arrays (see _norm_vjp_fast)."""
+    shape, dims = ctx.input_meta[0][0], ctx.attrs["dims"]
+    return _norm_vjp_fast(ctx, g, _param_shape("batch_norm", shape, dims), dims)
+
+
+register("batch_norm", vjp=batch_norm_vjp, jvp=_norm_jvp("batch_norm"), saves=(0, 1),
+         vjp_fast=batch_norm_vjp_fast)

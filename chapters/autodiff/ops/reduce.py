@@ -21,9 +21,10 @@ from chapters.graph.ops import (
     normalize_dims,
     reduced_shape,
     register_op,
+    sum_,
 )
 
-from ..rules import register
+from ..rules import FULL_PRECISION, register
 from .common import expand_reduced, masked, reduced_count
 
 
@@ -232,7 +233,19 @@ def softmax_jvp(primals, tangents, out, dim=-1):
     return out * (t - (t * out).sum(dim, keepdim=True))
 
 
-register("softmax", vjp=softmax_vjp, jvp=softmax_jvp, saves=("out",))
+def softmax_vjp_fast(ctx, g):
+    """softmax_vjp on float32/float64 arrays, in place after the first product
+    (None for other dtypes and 0-d arrays: the Tensor rule)."""
+    (z,) = ctx.saved_arrays
+    if z.dtype not in FULL_PRECISION or z.ndim == 0:
+        return None
+    gz = g * z
+    np.subtract(g, sum_(gz, ctx.attrs["dim"], keepdim=True), out=gz)
+    gz *= z
+    return (gz,)
+
+
+register("softmax", vjp=softmax_vjp, jvp=softmax_jvp, saves=("out",), vjp_fast=softmax_vjp_fast)
 
 
 def _log_softmax_meta(x: TensorMeta, dim, **_) -> TensorMeta:
@@ -265,4 +278,17 @@ def log_softmax_jvp(primals, tangents, out, dim):
     return t - (out.exp() * t).sum(dim, keepdim=True)
 
 
-register("log_softmax", vjp=log_softmax_vjp, jvp=log_softmax_jvp, saves=("out",))
+def log_softmax_vjp_fast(ctx, g):
+    """log_softmax_vjp on float32/float64 arrays, in place after e^z (None for
+    other dtypes and 0-d arrays: the Tensor rule)."""
+    (z,) = ctx.saved_arrays
+    if z.dtype not in FULL_PRECISION or z.ndim == 0:
+        return None
+    e = np.exp(z)
+    e *= sum_(g, ctx.attrs["dim"], keepdim=True)
+    np.subtract(g, e, out=e)
+    return (e,)
+
+
+register("log_softmax", vjp=log_softmax_vjp, jvp=log_softmax_jvp, saves=("out",),
+         vjp_fast=log_softmax_vjp_fast)
