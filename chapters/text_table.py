@@ -36,7 +36,8 @@ def pad(text: str, width: int, align: str = "<") -> str:
 
 def text_table(rows: Sequence[Sequence[object]], headers: Sequence[str],
                align: str | None = None) -> str:
-    """``rows`` under ``headers`` as aligned plain text, one line each.
+    """``rows`` under ``headers`` as aligned plain text: the heads, a rule of dashes,
+    then one line per row.
 
     Each cell is written with ``str``; a column is as wide as its widest cell or
     head (by :func:`display_width`), and columns are separated by two spaces.
@@ -53,6 +54,7 @@ def text_table(rows: Sequence[Sequence[object]], headers: Sequence[str],
                              f"{len(row)} cells; give every row one cell per header")
     lines = [[str(cell) for cell in row] for row in [headers, *rows]]
     widths = [max(display_width(line[column]) for line in lines) for column in range(len(headers))]
+    lines.insert(1, ["-" * width for width in widths])
     return "\n".join(GAP.join(pad(cell, width, side) for cell, width, side
                               in zip(line, widths, align, strict=True)).rstrip()
                      for line in lines)

@@ -25,7 +25,8 @@ def test_pad_matches_str_format_for_ascii_and_fills_columns_for_chinese():
 def test_text_table_columns_start_at_the_same_display_column_in_every_line():
     rows = [("前向", 1.5, "ok"), ("a much longer name", 12.25, "有限差分")]
     lines = text_table(rows, headers=("名称", "毫秒", "note")).split("\n")
-    assert len(lines) == 3
+    assert len(lines) == 4 and set(lines[1]) == {"-", " "}
+    del lines[1]
     # right-aligned columns: each cell ends at the same display column in every line
     for column in (("毫秒", "1.5", "12.25"), ("note", "ok", "有限差分")):
         ends = {display_width(line[:line.index(cell) + len(cell)])
@@ -35,7 +36,7 @@ def test_text_table_columns_start_at_the_same_display_column_in_every_line():
 
 def test_text_table_in_english_reads_like_the_format_specs_it_replaces():
     table = text_table([(5, "0.12ms"), (50, "1.50ms")], headers=("n", "AD"))
-    assert table.split("\n") == [f"{'n':<2}  {'AD':>6}", f"{5:<2}  {'0.12ms':>6}",
+    assert table.split("\n") == [f"{'n':<2}  {'AD':>6}", "--  ------", f"{5:<2}  {'0.12ms':>6}",
                                  f"{50:<2}  {'1.50ms':>6}"]
 
 

@@ -4,8 +4,14 @@ row per pass, and the ratios and byte counts are what they claim to be."""
 import numpy as np
 
 from chapters.graph import codegen, run_eager
-from chapters.graph.ablation import (EAGER, TABLE_WORDS, ablation, bytes_per_call, format_table,
-                                     variants)
+from chapters.graph.ablation import (
+    EAGER,
+    TABLE_WORDS,
+    ablation,
+    bytes_per_call,
+    format_table,
+    variants,
+)
 from chapters.graph.passes import PIPELINE
 from chapters.language import set_language
 from chapters.text_table import display_width
@@ -100,5 +106,5 @@ def test_the_table_speaks_the_course_language_and_keeps_its_row_keys():
     assert "仅逐元素融合" in chinese and "elementwise fusion only" not in chinese
     assert all(r.name in TABLE_WORDS["zh"]["rows"] for r in rows)  # every default row translated
     assert [r.name for r in rows][0] == EAGER  # the keys stay English
-    widths = {display_width(line) for line in chinese.split("\n")[1:]}
+    widths = {display_width(line) for line in chinese.split("\n")[1:]}  # rule and rows
     assert len(widths) == 1  # right-aligned last column: every row ends at one display column
