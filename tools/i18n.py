@@ -35,11 +35,12 @@ keyword argument named in ``DISPLAY_KEYWORDS`` (``title=``, ``xlabel=``,
 ``label=``, ``description=``, ...), or what a plain ``=`` assigns to an
 attribute named in ``DISPLAY_ATTRIBUTES`` (a widget's text:
 ``readout.value = f"..."``, ``slider.description = "..."``) or to a variable
-named in ``DISPLAY_NAMES`` (a table's ``headers = (...)``, a figure's
-``labels = {key: "text"}``), in each case only when the argument or assigned
-value is itself the literal (in ``show(fig, summary + " More.")`` there is
-none) or a tuple, list or dict written out in place that holds it: the items of
-a tuple or list and the *values* of a dict count, nested ones included, so
+named in ``DISPLAY_NAMES`` or ending in ``_`` and one of them (a table's
+``headers = (...)``, a figure's ``labels = {key: "text"}``, ``run_labels = {...}``),
+in each case only when the argument or assigned value is itself the literal
+(in ``show(fig, summary + " More.")`` there is none) or a tuple, list or dict
+written out in place that holds it: the items of a tuple or list and the
+*values* of a dict count, nested ones included, so
 ``headers=("op", "finite diff")``, ``rows=[("case", f"{t:.1f} ms")]`` and
 ``labels={"fp16": "float16, no sync"}`` translate their texts while a dict's keys,
 which the code looks things up by, stay as they are -- and whose source text,
@@ -107,6 +108,7 @@ DISPLAYED_CALL_KEYWORDS = {"show": frozenset({"summary"}), "draw": frozenset({"s
 # widget attributes whose assigned text a reader sees: readout.value = f"...", w.description = "..."
 DISPLAY_ATTRIBUTES = frozenset({"value", "description"})
 # variables whose assigned texts a reader sees: a table's column heads, a figure's labels by key
+# (also under a longer name that ends in "_" and one of these: run_labels)
 DISPLAY_NAMES = frozenset({"headers", "labels"})
 # the start of an IPython line the Python parser refuses: %magic, %%cell magic, !shell
 MAGIC_LINE = re.compile(r"[ \t]*[%!]")
@@ -298,13 +300,19 @@ def displayed_arguments(call: ast.Call) -> list[ast.expr]:
     return shown + [kw.value for kw in call.keywords if kw.arg in keywords]
 
 
+def is_display_name(name: str) -> bool:
+    """``labels``, ``headers`` and, e.g., ``run_labels``: a variable that holds texts to show."""
+    return name.rpartition("_")[2] in DISPLAY_NAMES
+
+
 def assigns_display_target(assign: ast.Assign) -> bool:
     """Whether one of the targets of ``assign`` is ``something.value`` or another
     of the DISPLAY_ATTRIBUTES (``a.value = b = "..."`` is one), or a variable
-    named in DISPLAY_NAMES (``labels = {...}``)."""
+    named in DISPLAY_NAMES (``labels = {...}``) or ending in ``_`` and one of them."""
     return any((isinstance(target, ast.Attribute) and target.attr in DISPLAY_ATTRIBUTES)
-               or (isinstance(target, ast.Name) and target.id in DISPLAY_NAMES)
+               or (isinstance(target, ast.Name) and is_display_name(target.id))
                for target in assign.targets)
+
 
 
 def with_contents(node: ast.expr) -> list[ast.expr]:

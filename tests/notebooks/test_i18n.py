@@ -401,18 +401,21 @@ labels = {"fp16_sync": "float16, no gradient sync", "fp32": ("float32", "referen
 display(Markdown(markdown_table(headers=["situation"], rows=[("many ranks", "**stop here**")])))
 print(("Tuple printed", ["List printed"]))
 settings = {"mode": "Not shown anywhere"}
+run_labels = {"fp32": "Reference float32"}
+mislabels = ("Not a label name",)
 names = ("Plain tuple here", "Another one")
 fig(labels=label_map, headers=make_heads("Built by a call"))
 print({"Key not shown": 1})
 """
 TABLE_SHOWN = ['"finite diff"', '"float16, no gradient sync"', '"float32"', '"reference run"',
                '"situation"', '"many ranks"', '"**stop here**"', '"Tuple printed"',
-               '"List printed"']
+               '"List printed"', '"Reference float32"']
 
 
 def test_texts_inside_a_displayed_tuple_list_or_dict_are_display_literals():
     """headers=, rows= and labels= show their texts, as do a tuple, list or dict
-    written out in a display position or assigned to ``labels``/``headers``, nested
+    written out in a display position or assigned to ``labels``/``headers`` (or a
+    name ending in ``_labels``/``_headers``), nested
     ones included; a dict's keys stay (the code looks values up by them), and a
     name or a call in such a position, or a tuple assigned to another name, shows
     nothing. "op" has no 3-letter word and f"{n} inputs" one after its placeholder."""
