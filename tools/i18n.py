@@ -98,7 +98,7 @@ NOT_PROSE = re.compile(r"```.*?```|`[^`]*`|\$[^$]*\$|\]\([^)]*\)", re.DOTALL)
 # keyword arguments whose string a reader sees: figure titles, axis and widget labels, captions
 DISPLAY_KEYWORDS = frozenset({"title", "xlabel", "ylabel", "xaxis_title", "yaxis_title", "label",
                               "description", "caption", "text", "name", "headers", "labels",
-                              "rows"})
+                              "rows", "x_title", "y_title"})
 # calls whose positional arguments a reader sees, and which of them: claim's sentence,
 # everything print prints, the text summary of vizkit's show(figure, summary) and draw
 DISPLAYED_POSITIONS = {"claim": slice(0, 1), "print": slice(None),

@@ -406,14 +406,15 @@ mislabels = ("Not a label name",)
 names = ("Plain tuple here", "Another one")
 fig(labels=label_map, headers=make_heads("Built by a call"))
 print({"Key not shown": 1})
+line_figure(series, x_title="Steps taken", y_title=f"{unit} per step")
 """
 TABLE_SHOWN = ['"finite diff"', '"float16, no gradient sync"', '"float32"', '"reference run"',
                '"situation"', '"many ranks"', '"**stop here**"', '"Tuple printed"',
-               '"List printed"', '"Reference float32"']
+               '"List printed"', '"Reference float32"', '"Steps taken"', 'f"{unit} per step"']
 
 
 def test_texts_inside_a_displayed_tuple_list_or_dict_are_display_literals():
-    """headers=, rows= and labels= show their texts, as do a tuple, list or dict
+    """headers=, rows=, labels=, x_title= and y_title= show their texts, as do a tuple, list or dict
     written out in a display position or assigned to ``labels``/``headers`` (or a
     name ending in ``_labels``/``_headers``), nested
     ones included; a dict's keys stay (the code looks values up by them), and a
