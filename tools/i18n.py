@@ -34,9 +34,16 @@ argument of ``print``, the text summary of a figure in a call to ``show`` or
 keyword argument named in ``DISPLAY_KEYWORDS`` (``title=``, ``xlabel=``,
 ``label=``, ``description=``, ...), or what a plain ``=`` assigns to an
 attribute named in ``DISPLAY_ATTRIBUTES`` (a widget's text:
-``readout.value = f"..."``, ``slider.description = "..."``), in each case only
-when the argument or assigned value is itself the literal (in
-``show(fig, summary + " More.")`` there is none) -- and whose source text,
+``readout.value = f"..."``, ``slider.description = "..."``) or to a variable
+named in ``DISPLAY_NAMES`` or ending in ``_`` and one of them (a table's
+``headers = (...)``, a figure's ``labels = {key: "text"}``, ``run_labels = {...}``),
+in each case only when the argument or assigned value is itself the literal
+(in ``show(fig, summary + " More.")`` there is none) or a tuple, list or dict
+written out in place that holds it: the items of a tuple or list and the
+*values* of a dict count, nested ones included, so
+``headers=("op", "finite diff")``, ``rows=[("case", f"{t:.1f} ms")]`` and
+``labels={"fp16": "float16, no sync"}`` translate their texts while a dict's keys,
+which the code looks things up by, stay as they are -- and whose source text,
 ``{...}`` placeholders left out, holds a run of 3 or more ASCII letters (so
 ``f"{x:.2f}"`` and ``"-" * 40`` are not). A cell with ``%magic`` or ``!shell``
 lines is read with those lines blanked; a cell that still does not parse as
@@ -90,7 +97,8 @@ LINK_TARGET = re.compile(r"(\]\()([^)\s]+)")
 NOT_PROSE = re.compile(r"```.*?```|`[^`]*`|\$[^$]*\$|\]\([^)]*\)", re.DOTALL)
 # keyword arguments whose string a reader sees: figure titles, axis and widget labels, captions
 DISPLAY_KEYWORDS = frozenset({"title", "xlabel", "ylabel", "xaxis_title", "yaxis_title", "label",
-                              "description", "caption", "text", "name"})
+                              "description", "caption", "text", "name", "headers", "labels",
+                              "rows", "x_title", "y_title"})
 # calls whose positional arguments a reader sees, and which of them: claim's sentence,
 # everything print prints, the text summary of vizkit's show(figure, summary) and draw
 DISPLAYED_POSITIONS = {"claim": slice(0, 1), "print": slice(None),
@@ -99,6 +107,9 @@ DISPLAYED_POSITIONS = {"claim": slice(0, 1), "print": slice(None),
 DISPLAYED_CALL_KEYWORDS = {"show": frozenset({"summary"}), "draw": frozenset({"summary"})}
 # widget attributes whose assigned text a reader sees: readout.value = f"...", w.description = "..."
 DISPLAY_ATTRIBUTES = frozenset({"value", "description"})
+# variables whose assigned texts a reader sees: a table's column heads, a figure's labels by key
+# (also under a longer name that ends in "_" and one of these: run_labels)
+DISPLAY_NAMES = frozenset({"headers", "labels"})
 # the start of an IPython line the Python parser refuses: %magic, %%cell magic, !shell
 MAGIC_LINE = re.compile(r"[ \t]*[%!]")
 # what makes a literal text rather than a number, a separator or a format
@@ -289,24 +300,45 @@ def displayed_arguments(call: ast.Call) -> list[ast.expr]:
     return shown + [kw.value for kw in call.keywords if kw.arg in keywords]
 
 
-def assigns_display_attribute(assign: ast.Assign) -> bool:
+def is_display_name(name: str) -> bool:
+    """``labels``, ``headers`` and, e.g., ``run_labels``: a variable that holds texts to show."""
+    return name.rpartition("_")[2] in DISPLAY_NAMES
+
+
+def assigns_display_target(assign: ast.Assign) -> bool:
     """Whether one of the targets of ``assign`` is ``something.value`` or another
-    of the DISPLAY_ATTRIBUTES (``a.value = b = "..."`` is one)."""
-    return any(isinstance(target, ast.Attribute) and target.attr in DISPLAY_ATTRIBUTES
+    of the DISPLAY_ATTRIBUTES (``a.value = b = "..."`` is one), or a variable
+    named in DISPLAY_NAMES (``labels = {...}``) or ending in ``_`` and one of them."""
+    return any((isinstance(target, ast.Attribute) and target.attr in DISPLAY_ATTRIBUTES)
+               or (isinstance(target, ast.Name) and is_display_name(target.id))
                for target in assign.targets)
+
+
+
+def with_contents(node: ast.expr) -> list[ast.expr]:
+    """``node`` and, when it is a tuple, list or dict written out in place, the
+    items (a dict: the values, not the keys) inside it, nested ones included."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = node.elts
+    elif isinstance(node, ast.Dict):
+        items = node.values
+    else:
+        return [node]
+    return [node] + [inner for item in items for inner in with_contents(item)]
 
 
 def displayed_nodes(tree: ast.Module) -> list[ast.expr]:
     """The expressions of ``tree`` that sit where a reader sees them: the displayed
-    arguments of each call, the value of each assignment to a display attribute.
+    arguments of each call, the value of each assignment to a display attribute
+    or name, and what a tuple, list or dict among them holds.
     The one place that decides what a display position is."""
     shown = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             shown += displayed_arguments(node)
-        elif isinstance(node, ast.Assign) and assigns_display_attribute(node):
+        elif isinstance(node, ast.Assign) and assigns_display_target(node):
             shown.append(node.value)
-    return shown
+    return [inner for node in shown for inner in with_contents(node)]
 
 
 def is_text_literal(node: ast.AST) -> bool:

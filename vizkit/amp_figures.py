@@ -291,11 +291,13 @@ def replica_spreads(runs: dict) -> dict:
                                       for k in labels] for fw in FRAMEWORK_NAMES}}
 
 
-def replica_spread_figure(runs: dict) -> go.Figure:
-    """Grouped bars of :func:`replica_spreads`, log scale."""
+def replica_spread_figure(runs: dict, labels: dict | None = None) -> go.Figure:
+    """Grouped bars of :func:`replica_spreads`, log scale; each run is named by
+    ``labels[key]`` (the notebook's words for it), else by its key."""
     spreads = replica_spreads(runs)
     text = words(TEXT)
-    fig = go.Figure([go.Bar(x=spreads["labels"], y=spreads[fw], name=text["frameworks"][fw])
+    names = [(labels or {}).get(key, key) for key in spreads["labels"]]
+    fig = go.Figure([go.Bar(x=names, y=spreads[fw], name=text["frameworks"][fw])
                      for fw in FRAMEWORK_NAMES])
     fig.update_layout(title=text["spread_title"],
                       yaxis={"type": "log",
@@ -304,16 +306,18 @@ def replica_spread_figure(runs: dict) -> go.Figure:
     return fig
 
 
-def runs_table(runs: dict) -> str:
+def runs_table(runs: dict, labels: dict | None = None) -> str:
     """A markdown table of the side-by-side runs: final losses, the largest relative
     difference between the two frameworks' losses (over the steps where PyTorch's is
-    finite), both replica spreads and the skipped steps."""
+    finite), both replica spreads and the skipped steps. Each run is named by
+    ``labels[key]`` (the notebook's words for it), else by its key."""
     rows = [words(TEXT)["table_head"], "|---|---|---|---|---|---|---|"]
-    for label in (k for k in runs if not k.startswith("_")):
-        e, t = runs[label]["engine"], runs[label]["torch"]
+    for key in (k for k in runs if not k.startswith("_")):
+        e, t = runs[key]["engine"], runs[key]["torch"]
         finite = np.isfinite(t.loss)
         gap = np.max(np.abs(e.loss - t.loss)[finite] / t.loss[finite])
-        rows.append(f"| {label} | {e.loss[-1]:.4f} | {t.loss[-1]:.4f} | {gap:.1e} | "
+        name = (labels or {}).get(key, key)
+        rows.append(f"| {name} | {e.loss[-1]:.4f} | {t.loss[-1]:.4f} | {gap:.1e} | "
                     f"{e.replica_spread():.1e} | {t.replica_spread():.1e} | "
                     f"{int(e.skipped.sum())} / {int(t.skipped.sum())} |")
     return "\n".join(rows)

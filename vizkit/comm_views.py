@@ -66,6 +66,10 @@ TEXT = check_table({
                             "shrinks."),
         "zero_row": "stage {stage}: measured {measured:.2f} B/param, paper {paper:.2f}",
         "zero_summary": "{rows}.",
+        "zero_title": "ZeRO: bytes per parameter per rank",
+        "zero_kinds": {"parameters": "parameters", "gradients": "gradients",
+                       "optimizer state": "optimizer state"},
+        "zero_paper": "paper's formula", "bytes_per_param": "bytes per parameter",
         "rank_table": ("<table><tr><th>rank</th><th>messages sent</th><th>bytes sent</th></tr>"
                        "{rows}</table><p>model time: {us:.1f} µs</p>"),
         "algorithm": "algorithm", "ranks_widget": "ranks", "log2_bytes": "log2 bytes",
@@ -111,6 +115,9 @@ TEXT = check_table({
                             "{gain:.2f}x）；再增加 rank，通信时间的增长就超过了计算时间的减少。"),
         "zero_row": "阶段 {stage}：实测 {measured:.2f} B/参数，论文公式 {paper:.2f}",
         "zero_summary": "{rows}。",
+        "zero_title": "ZeRO：每个 rank 上每个参数占用的字节数",
+        "zero_kinds": {"parameters": "参数", "gradients": "梯度", "optimizer state": "优化器状态"},
+        "zero_paper": "论文公式", "bytes_per_param": "每个参数的字节数",
         "rank_table": ("<table><tr><th>rank</th><th>发送的消息数</th><th>发送的字节数</th></tr>"
                        "{rows}</table><p>模型时间：{us:.1f} µs</p>"),
         "algorithm": "算法", "ranks_widget": "rank 数", "log2_bytes": "log2 字节数",
@@ -417,23 +424,23 @@ def scaling_summary(ranks, compute, comm) -> str:
                                           gain=total[0] / total[best])
 
 
-def zero_memory_figure(measured: dict, paper: dict, title: str = "ZeRO: bytes per parameter "
-                       "per rank") -> go.Figure:
+def zero_memory_figure(measured: dict, paper: dict, title: str | None = None) -> go.Figure:
     """``measured[stage] = {"parameters": B, "gradients": B, "optimizer state": B}``
-    (bytes per parameter) stacked per stage; ``paper[stage]`` as diamonds."""
+    (bytes per parameter) stacked per stage; ``paper[stage]`` as diamonds. The
+    title, by default, and the legend speak the course's language."""
+    text = words(TEXT)
     stages = sorted(measured)
+    names = [text["stage"].format(stage=s) for s in stages]
     fig = go.Figure()
-    for kind, colour in zip(("parameters", "gradients", "optimizer state"),
-                            ("#1f77b4", "#ff7f0e", "#2ca02c"), strict=True):
-        fig.add_trace(go.Bar(x=[f"stage {s}" for s in stages],
-                             y=[measured[s][kind] for s in stages], name=kind,
-                             marker={"color": colour}))
-    fig.add_trace(go.Scatter(x=[f"stage {s}" for s in stages], y=[paper[s] for s in stages],
+    for kind, colour in zip(text["zero_kinds"], ("#1f77b4", "#ff7f0e", "#2ca02c"), strict=True):
+        fig.add_trace(go.Bar(x=names, y=[measured[s][kind] for s in stages],
+                             name=text["zero_kinds"][kind], marker={"color": colour}))
+    fig.add_trace(go.Scatter(x=names, y=[paper[s] for s in stages],
                              mode="markers", marker={"symbol": "diamond", "size": 14,
                                                      "color": "black"},
-                             name="paper's formula"))
-    fig.update_layout(title=title, barmode="stack", yaxis_title="bytes per parameter",
-                      height=400)
+                             name=text["zero_paper"]))
+    fig.update_layout(title=title or text["zero_title"], barmode="stack",
+                      yaxis_title=text["bytes_per_param"], height=400)
     return fig
 
 

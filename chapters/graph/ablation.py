@@ -47,6 +47,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from chapters.language import language
+from chapters.text_table import text_table
+
 from .codegen import kernels_in
 from .compiler import compile
 from .eager import run_eager
@@ -57,6 +60,27 @@ from .passes import PIPELINE, fuse_elementwise, optimize, simplify
 from .tracing import trace
 
 EAGER = "eager (records its graph)"
+
+# format_table's words in each language the course speaks (chapters.language picks one): the
+# column heads, and each row's name as shown; a row name is also the key the code looks rows up
+# by, so it stays English and a language without an entry for it shows it as it is
+TABLE_WORDS = {
+    "en": {"headers": ("", "kernels", "KiB/call", "median ms", "IQR ms", "vs eager", "range"),
+           "rows": {}},
+    "zh": {"headers": ("", "内核数", "KiB/次", "中位数 ms", "IQR ms", "相对即时执行", "范围"),
+           "rows": {EAGER: "即时执行（记录计算图）",
+                    "traced graph, no pass": "追踪得到的图，不做任何遍",
+                    "constant folding only": "仅常量折叠",
+                    "algebraic simplification only": "仅代数化简",
+                    "common-subexpression elimination only": "仅公共子表达式消除",
+                    "dead-code elimination only": "仅死代码消除",
+                    "elementwise fusion only": "仅逐元素融合",
+                    "fusion only, numpy kernels": "仅融合，numpy 内核",
+                    "memory planning only": "仅内存规划",
+                    "simplification + fusion": "化简 + 融合",
+                    "compile without fusion": "compile，不做融合",
+                    "compile (all passes, kernels, plan)": "compile（全部遍、内核、内存规划）"}},
+}
 
 
 @dataclass(frozen=True)
@@ -165,14 +189,14 @@ def ablation(fn, args, timer, passes=PIPELINE) -> list[AblationRow]:
 
 
 def format_table(rows: list[AblationRow]) -> str:
-    """The rows as a fixed-width text table, times in milliseconds."""
-    head = (f"{'':38s}{'kernels':>8s}{'KiB/call':>10s}{'median ms':>11s}{'IQR ms':>16s}"
-            f"{'vs eager':>10s}{'range':>14s}")
-    lines = [head, "-" * len(head)]
+    """The rows as a text table in the course's language, times in milliseconds,
+    columns aligned by display width (a Chinese character takes two)."""
+    words = TABLE_WORDS[language()]
+    lines = []
     for r in rows:
         low, high = r.speedup_range
-        iqr = f"{r.time.low * 1e3:.2f}-{r.time.high * 1e3:.2f}"
-        lines.append(f"{r.name:38s}{r.kernels:8d}{r.per_call_bytes / 1024:10.0f}"
-                     f"{r.time.median * 1e3:11.3f}{iqr:>16s}{r.speedup:9.2f}x"
-                     f"{f'{low:.2f}-{high:.2f}x':>14s}")
-    return "\n".join(lines)
+        lines.append((words["rows"].get(r.name, r.name), r.kernels,
+                      f"{r.per_call_bytes / 1024:.0f}", f"{r.time.median * 1e3:.3f}",
+                      f"{r.time.low * 1e3:.2f}-{r.time.high * 1e3:.2f}", f"{r.speedup:.2f}x",
+                      f"{low:.2f}-{high:.2f}x"))
+    return text_table(lines, headers=words["headers"])

@@ -20,12 +20,12 @@ example data, takes a branch and warns.
 from __future__ import annotations
 
 import importlib
-import unicodedata
 
 import torch
 import torch.fx
 
 from chapters.language import language
+from chapters.text_table import display_width, pad
 
 from .ir import Graph
 from .ops import REGISTRY, get_op
@@ -77,16 +77,6 @@ HEADER = {"en": ("our node", "our op", "torch.fx node", "torch.fx target"),
           "zh": ("我们的节点", "我们的算子", "torch.fx 节点", "torch.fx 目标")}
 
 
-def display_width(text: str) -> int:
-    """Columns ``text`` takes in a monospace font: 2 for a wide (CJK) character, else 1."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
-
-
-def padded(text: str, width: int) -> str:
-    """``text`` followed by spaces up to ``width`` columns (``str.ljust`` counts characters)."""
-    return text + " " * (width - display_width(text))
-
-
 def side_by_side(fn, graph: Graph) -> str:
     """A text table: our node, our op, torch.fx's node target."""
     fx_nodes = [n for n in torch.fx.symbolic_trace(fn).graph.nodes
@@ -101,4 +91,4 @@ def side_by_side(fn, graph: Graph) -> str:
             f"{getattr(b.target, '__name__', b.target)}".replace(" .", " "))
         rows.append((a.name if a else "-", a.op if a else "-", b.name if b else "-", target))
     widths = [max(display_width(r[c]) for r in rows) for c in range(4)]
-    return "\n".join("  ".join(padded(c, w) for c, w in zip(r, widths, strict=True)) for r in rows)
+    return "\n".join("  ".join(pad(c, w) for c, w in zip(r, widths, strict=True)) for r in rows)

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from chapters.text_table import text_table
+
 from .ops import TensorMeta, get_op
 from .source import SourceLocation
 
@@ -33,6 +35,8 @@ class GraphError(ValueError):
 
 
 _ids = itertools.count()
+# Graph.to_table's column heads, in the order of its columns
+TABLE_HEADERS = ("name", "op", "inputs", "shape", "dtype", "users")
 
 
 class Node:
@@ -218,17 +222,15 @@ class Graph:
         lines.append(f"    return {', '.join(o.name for o in self.outputs)}")
         return "\n".join(lines)
 
-    def to_table(self) -> str:
-        """One row per node: name, op, inputs, shape, dtype, users."""
-        rows = [("name", "op", "inputs", "shape", "dtype", "users")]
-        for node in self.topological_order():
-            rows.append((node.name, node.op, ", ".join(i.name for i in node.inputs) or "-",
-                         str(list(node.shape)), str(node.dtype),
-                         ", ".join(u.name for u in node.users) or "-"))
-        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-        fmt = lambda r: "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True))  # noqa: E731
-        return "\n".join([fmt(rows[0]), fmt(tuple("-" * w for w in widths))]
-                         + [fmt(r) for r in rows[1:]])
+    def to_table(self, headers: Sequence[str] = TABLE_HEADERS) -> str:
+        """One row per node: name, op, inputs, shape, dtype, users, under
+        ``headers`` (the same six columns in the reader's words; a Chinese head
+        stays aligned, the table pads by display width)."""
+        rows = [(node.name, node.op, ", ".join(i.name for i in node.inputs) or "-",
+                 str(list(node.shape)), str(node.dtype),
+                 ", ".join(u.name for u in node.users) or "-")
+                for node in self.topological_order()]
+        return text_table(rows, headers=headers, align="<" * len(headers))
 
     def __str__(self) -> str:
         return self.to_code()

@@ -396,6 +396,41 @@ def test_a_translated_widget_text_and_summary_reverse_exactly():
     assert i18n.untranslated_code(chinese, entries) == FIGURE_CELL
 
 
+TABLE_CELL = """print(text_table(rows, headers=("op", "finite diff", f"{n} inputs")))
+labels = {"fp16_sync": "float16, no gradient sync", "fp32": ("float32", "reference run")}
+display(Markdown(markdown_table(headers=["situation"], rows=[("many ranks", "**stop here**")])))
+print(("Tuple printed", ["List printed"]))
+settings = {"mode": "Not shown anywhere"}
+run_labels = {"fp32": "Reference float32"}
+mislabels = ("Not a label name",)
+names = ("Plain tuple here", "Another one")
+fig(labels=label_map, headers=make_heads("Built by a call"))
+print({"Key not shown": 1})
+line_figure(series, x_title="Steps taken", y_title=f"{unit} per step")
+"""
+TABLE_SHOWN = ['"finite diff"', '"float16, no gradient sync"', '"float32"', '"reference run"',
+               '"situation"', '"many ranks"', '"**stop here**"', '"Tuple printed"',
+               '"List printed"', '"Reference float32"', '"Steps taken"', 'f"{unit} per step"']
+
+
+def test_texts_inside_a_displayed_tuple_list_or_dict_are_display_literals():
+    """headers=, rows=, labels=, x_title= and y_title= show their texts, as do a tuple, list or dict
+    written out in a display position or assigned to ``labels``/``headers`` (or a
+    name ending in ``_labels``/``_headers``), nested
+    ones included; a dict's keys stay (the code looks values up by them), and a
+    name or a call in such a position, or a tuple assigned to another name, shows
+    nothing. "op" has no 3-letter word and f"{n} inputs" one after its placeholder."""
+    literals = i18n.display_literals(TABLE_CELL)
+    assert [literal.text for literal in literals] == TABLE_SHOWN[:1] + ['f"{n} inputs"'] + \
+        TABLE_SHOWN[1:]
+    entries = finished([('"float16, no gradient sync"', '"float16，不同步梯度"'),
+                        ('"finite diff"', '"有限差分"')])
+    chinese = i18n.translated_code(TABLE_CELL, entries)
+    assert 'labels = {"fp16_sync": "float16，不同步梯度"' in chinese
+    assert 'headers=("op", "有限差分", f"{n} inputs")' in chinese
+    assert i18n.untranslated_code(chinese, entries) == TABLE_CELL
+
+
 def test_magic_lines_are_blanked_only_when_the_cell_needs_it():
     """A line that starts with ``%`` inside brackets is Python (an operator), not a magic."""
     cell = 'print("Steps left:", total\n      % period)'

@@ -137,6 +137,9 @@ def test_replica_spreads_skip_private_entries_and_floor_zero():
     assert spreads["engine"] == [SPREAD_FLOOR, 0.5]
     assert spreads["torch"] == [SPREAD_FLOOR, SPREAD_FLOOR]
     assert len(replica_spread_figure(RUNS).data) == 2
+    assert list(replica_spread_figure(RUNS).data[0].x) == ["synced", "drifted"]
+    named = replica_spread_figure(RUNS, labels={"drifted": "不同步"})
+    assert list(named.data[0].x) == ["synced", "不同步"]  # a run without a label shows its key
 
 
 def test_runs_table_has_a_row_per_run_and_ignores_non_finite_torch_losses():
@@ -144,6 +147,8 @@ def test_runs_table_has_a_row_per_run_and_ignores_non_finite_torch_losses():
     assert len(rows) == 4
     assert rows[2].startswith("| synced | 1.0000 | 1.1000 | 9.1e-02 | 0.0e+00 | 0.0e+00 | 0 / 0")
     assert "| drifted | 1.0000 | nan | 0.0e+00 | 5.0e-01 | 0.0e+00 | 1 / 1 |" == rows[3]
+    named = runs_table(RUNS, labels={"synced": "同步", "drifted": "不同步"}).splitlines()
+    assert named[2].startswith("| 同步 | 1.0000") and named[3].startswith("| 不同步 | 1.0000")
 
 
 def test_held_bytes_findings():

@@ -116,6 +116,10 @@ def test_scaling_and_memory_figures_report_their_numbers():
                 1: {"parameters": 2, "gradients": 2, "optimizer state": 3}}
     fig = cv.zero_memory_figure(measured, {0: 16, 1: 7})
     assert list(fig.data[-1].y) == [16, 7]
+    assert fig.layout.title.text == "ZeRO: bytes per parameter per rank"
+    assert [t.name for t in fig.data] == ["parameters", "gradients", "optimizer state",
+                                          "paper's formula"]
+    assert list(fig.data[0].x) == ["stage 0", "stage 1"]
     assert "stage 1: measured 7.00 B/param, paper 7.00" in cv.zero_memory_summary(
         measured, {0: 16, 1: 7})
 
@@ -214,3 +218,12 @@ def test_chinese_widgets_label_their_controls_and_report_the_same_traffic(chines
     assert "发送的字节数" in box.children[2].value
     summary = cv.schedule_explorer(2).children[1].value
     assert "2 个阶段，8 个微批次" in summary and "每个阶段最多同时保存的激活" in summary
+
+
+def test_the_zero_figure_speaks_chinese(chinese):
+    measured = {0: {"parameters": 2, "gradients": 2, "optimizer state": 12}}
+    fig = cv.zero_memory_figure(measured, {0: 16})
+    assert fig.layout.title.text.startswith("ZeRO：")
+    assert fig.layout.yaxis.title.text == "每个参数的字节数"
+    assert [t.name for t in fig.data] == ["参数", "梯度", "优化器状态", "论文公式"]
+    assert list(fig.data[0].y) == [2] and list(fig.data[2].y) == [12]  # keys unchanged

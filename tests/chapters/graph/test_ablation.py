@@ -4,8 +4,17 @@ row per pass, and the ratios and byte counts are what they claim to be."""
 import numpy as np
 
 from chapters.graph import codegen, run_eager
-from chapters.graph.ablation import EAGER, ablation, bytes_per_call, format_table, variants
+from chapters.graph.ablation import (
+    EAGER,
+    TABLE_WORDS,
+    ablation,
+    bytes_per_call,
+    format_table,
+    variants,
+)
 from chapters.graph.passes import PIPELINE
+from chapters.language import set_language
+from chapters.text_table import display_width
 from chapters.torchcheck import assert_close
 from vizkit.timing import Timing
 
@@ -82,3 +91,20 @@ def test_the_numpy_kernel_row_runs_numpy_kernels(monkeypatch):
     seen.clear()
     ways["elementwise fusion only"].call()
     assert seen == ["C"]
+
+
+def test_the_table_speaks_the_course_language_and_keeps_its_row_keys():
+    rows = ablation(gelu_mlp, inputs(batch=9), fake_timer)
+    english, chinese = format_table(rows), None
+    set_language("zh")
+    try:
+        chinese = format_table(rows)
+    finally:
+        set_language(None)
+    assert english.split("\n")[0].split() == ["kernels", "KiB/call", "median", "ms", "IQR", "ms",
+                                               "vs", "eager", "range"]
+    assert "仅逐元素融合" in chinese and "elementwise fusion only" not in chinese
+    assert all(r.name in TABLE_WORDS["zh"]["rows"] for r in rows)  # every default row translated
+    assert [r.name for r in rows][0] == EAGER  # the keys stay English
+    widths = {display_width(line) for line in chinese.split("\n")[1:]}  # rule and rows
+    assert len(widths) == 1  # right-aligned last column: every row ends at one display column

@@ -51,6 +51,9 @@ def test_code_and_table_show_every_node():
     table = g.to_table()
     assert table.splitlines()[0].split() == ["name", "op", "inputs", "shape", "dtype", "users"]
     assert any(line.split()[:2] == ["y", "tanh"] for line in table.splitlines())
+    chinese = g.to_table(headers=("名称", "算子", "输入", "形状", "dtype", "使用者")).splitlines()
+    assert chinese[0].split() == ["名称", "算子", "输入", "形状", "dtype", "使用者"]
+    assert [row.split() for row in chinese[2:]] == [row.split() for row in table.splitlines()[2:]]
 
 
 def test_clone_is_independent():
