@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from chapters.language import set_language
+
 
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():
@@ -11,3 +13,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def english_by_default(monkeypatch):
+    """Nothing chooses the course language (so it is English) for the test, and
+    nothing is left chosen after it: no ``COURSE_LANG``, no Jupyter session path."""
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    set_language(None)
+    yield
+    set_language(None)

@@ -16,7 +16,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograder import gradescope, set_language
+from autograder import gradescope
 from autograder.check import run_check
 from autograder.compare import compare
 from autograder.export import export
@@ -39,12 +39,8 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 @pytest.fixture(autouse=True)
-def no_language_chosen(monkeypatch):
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    monkeypatch.delenv("COURSE_LANG", raising=False)
-    set_language(None)
-    yield
-    set_language(None)
+def _english(english_by_default):
+    """Each test starts and ends with no language chosen (English)."""
 
 
 # ---------------------------------------------------------------- where values differ

@@ -9,12 +9,8 @@ from chapters.language import set_language
 
 
 @pytest.fixture(autouse=True)
-def english_by_default(monkeypatch):
-    monkeypatch.delenv("COURSE_LANG", raising=False)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    set_language(None)
-    yield
-    set_language(None)
+def _english(english_by_default):
+    """Each test starts and ends with no language chosen (English)."""
 
 
 @pytest.fixture

@@ -13,13 +13,8 @@ X = np.array([1e5, 7e4, 1.0, 1e-6, 1e-9, 0.0, -2e-8], np.float32)
 
 
 @pytest.fixture(autouse=True)
-def no_language_chosen(monkeypatch):
-    """Each test starts with nothing chosen (English) and leaves nothing chosen."""
-    monkeypatch.delenv("COURSE_LANG", raising=False)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    set_language(None)
-    yield
-    set_language(None)
+def _english(english_by_default):
+    """Each test starts and ends with no language chosen (English)."""
 
 
 def test_quantize_report_in_english_is_unchanged():

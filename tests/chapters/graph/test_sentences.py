@@ -20,13 +20,8 @@ CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture(autouse=True)
-def no_language_chosen(monkeypatch):
-    """Each test starts with nothing chosen (English) and leaves nothing chosen."""
-    monkeypatch.delenv("COURSE_LANG", raising=False)
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    set_language(None)
-    yield
-    set_language(None)
+def _english(english_by_default):
+    """Each test starts and ends with no language chosen (English)."""
 
 
 def numbers_in(text: str) -> list[str]:
