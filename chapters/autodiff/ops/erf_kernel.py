@@ -75,8 +75,8 @@ def _erf_float32(x: np.ndarray) -> np.ndarray:
     finite), and blended by multiplying with the 0/1 mask of |x| < 1: exact,
     and far faster than a masked copy. Each clamped argument is made afresh
     from x (x^2 clamped is the clamped |x| squared, bit for bit), so three
-    arrays serve all the steps: a fresh array of this size can cost more in
-    page faults than the arithmetic done in it."""
+    arrays and one mask serve all the steps: a fresh array of this size can
+    cost more in page faults than the arithmetic done in it."""
     scratch = np.abs(x)
     inside = scratch < 1
     u = np.clip(scratch, 1, _TAIL_END, out=scratch)   # the tail's |x| ...
@@ -97,7 +97,7 @@ def _erf_float32(x: np.ndarray) -> np.ndarray:
     near += xc                                        # x + x p(x^2)
     near *= inside
     erf_x *= xc                                       # erf is odd
-    erf_x *= np.logical_not(inside)
+    erf_x *= np.logical_not(inside, out=inside)
     erf_x += near
     return erf_x
 
