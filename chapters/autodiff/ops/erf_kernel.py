@@ -6,7 +6,7 @@ a small transformer block, a fifth of the block's whole forward and backward.
 For float32 arrays :func:`erf` instead evaluates two polynomials with whole-array
 numpy operations (about three times faster), accurate to float32 rounding:
 measured against float64 erf on 6 million float32 points in [-5, 5], at most 1.4 units in the
-last place and 0.23 on average (torch's float32 erf: 0.74 and 0.22). Other
+last place and 0.21 on average (torch's float32 erf: 0.74 and 0.22). Other
 dtypes keep scipy's float64 evaluation.
 
 The two pieces, both odd in x (erf(-x) = -erf(x)):
@@ -47,7 +47,7 @@ def _fit_near_zero(degree: int = 6) -> np.ndarray:
     return polynomial.polyfit(t, ratio - 1, degree).astype(np.float32)
 
 
-def _fit_tail(degree: int = 9) -> np.ndarray:
+def _fit_tail(degree: int = 7) -> np.ndarray:
     """Coefficients of q(u) ~ e^(x^2) erfc(x) at u = 1/x, in powers of
     u - 0.625 (centred, so the coefficients stay small) on 1/4 <= u <= 1."""
     u = _chebyshev_points(1 / _TAIL_END, 1.0)
@@ -73,27 +73,31 @@ def _erf_float32(x: np.ndarray) -> np.ndarray:
 
     Both pieces are computed everywhere, on clamped arguments (so each stays
     finite), and blended by multiplying with the 0/1 mask of |x| < 1: exact,
-    and far faster than a masked copy. Four arrays are allocated and reused,
-    as each fresh array of this size costs page faults."""
-    a = np.abs(x)
-    inside = a < 1
-    np.clip(a, 1, _TAIL_END, out=a)            # the tail's |x|
-    e = np.multiply(a, a)
+    and far faster than a masked copy. Each clamped argument is made afresh
+    from x (x^2 clamped is the clamped |x| squared, bit for bit), so three
+    arrays and one mask serve all the steps: a fresh array of this size can
+    cost more in page faults than the arithmetic done in it."""
+    scratch = np.abs(x)
+    inside = scratch < 1
+    u = np.clip(scratch, 1, _TAIL_END, out=scratch)   # the tail's |x| ...
+    np.divide(1, u, out=u)
+    u -= np.float32(_TAIL_CENTRE)                     # ... as u = 1/|x| - 0.625
+    erf_x = _horner(u, _TAIL)                         # e^(x^2) erfc(|x|)
+    e = np.multiply(x, x, out=scratch)
+    np.clip(e, 1, _TAIL_END ** 2, out=e)
     np.negative(e, out=e)
-    np.exp(e, out=e)                           # e^(-x^2)
-    np.divide(1, a, out=a)
-    a -= np.float32(_TAIL_CENTRE)
-    erf_x = _horner(a, _TAIL)
-    erf_x *= e                                 # erfc(|x|)
+    np.exp(e, out=e)                                  # e^(-x^2)
+    erf_x *= e                                        # erfc(|x|)
     np.subtract(1, erf_x, out=erf_x)
-    xc = np.clip(x, -1, 1, out=a)              # the near piece's x; +-1 (the sign) outside
-    erf_x *= xc                                # erf is odd
-    erf_x *= np.logical_not(inside)
-    t = np.multiply(xc, xc, out=e)
+    t = np.multiply(x, x, out=scratch)
+    np.clip(t, 0, 1, out=t)                           # the near piece's x^2
     near = _horner(t, _NEAR_ZERO)
+    xc = np.clip(x, -1, 1, out=scratch)               # its x; +-1 (the sign) outside
     near *= xc
-    near += xc                                 # x + x p(x^2)
+    near += xc                                        # x + x p(x^2)
     near *= inside
+    erf_x *= xc                                       # erf is odd
+    erf_x *= np.logical_not(inside, out=inside)
     erf_x += near
     return erf_x
 

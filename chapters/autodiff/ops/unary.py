@@ -241,18 +241,14 @@ def gelu_jvp(primals, tangents, out, approximate="none"):
 
 
 def gelu_vjp_fast(ctx, g):
-    """gelu_vjp on float32/float64 arrays: gelu_derivative's ops in its order,
-    written in place where they can be (so each rounds as the Tensor rule's
-    op does), with three arrays allocated instead of one per op. The Tensor
-    rule rounds float16/bfloat16 after each op: those calls keep it (None),
-    as do 0-d arrays (numpy computes them as scalars, which have no in-place ops)."""
+    """gelu_vjp on float32/float64 arrays: gelu_derivative's ops in its order, in place
+    (each rounds as the rule's op does); float16/bfloat16 and 0-d arrays keep the rule."""
     (x,) = ctx.saved_arrays
     if x.dtype not in FULL_PRECISION or x.ndim == 0:
         return None
     if ctx.attrs.get("approximate", "none") == "tanh":
-        k = _SQRT_2_OVER_PI
-        t = np.tanh(k * (x + 0.044715 * x * x * x))
-        slope = 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+        t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        slope = 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
         t += 1
         t *= 0.5
         t += slope
