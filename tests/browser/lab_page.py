@@ -101,6 +101,17 @@ def wait_until_done(page, timeout_ms: int) -> dict:
     return notebook_state(page)
 
 
+def run_to_the_end(page, url: str, screenshot, timeout_ms: int) -> dict:
+    """Open the notebook at ``url``, Run All, wait until it is done and save a
+    screenshot of where it ended (even when waiting fails); the final state."""
+    open_notebook(page, url)
+    run_all_cells(page)
+    try:
+        return wait_until_done(page, timeout_ms)
+    finally:
+        page.screenshot(path=screenshot)
+
+
 def notebook_state(page) -> dict:
     return page.evaluate(_NOTEBOOK_STATE)
 

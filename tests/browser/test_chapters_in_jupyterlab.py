@@ -24,12 +24,8 @@ def test_there_are_chapter_notebooks():
 def test_notebook_runs_and_renders_in_jupyterlab(notebook, lab_page, jupyterlab, tmp_path):
     stored = notebook.read_bytes()
     page = lab_page
-    lab.open_notebook(page, jupyterlab.url(notebook.relative_to(ROOT).as_posix()))
-    lab.run_all_cells(page)
-    try:
-        state = lab.wait_until_done(page, timeout_ms=180_000)
-    finally:
-        page.screenshot(path=tmp_path / f"{notebook.stem}-end.png")
+    state = lab.run_to_the_end(page, jupyterlab.url(notebook.relative_to(ROOT).as_posix()),
+                               tmp_path / f"{notebook.stem}-end.png", timeout_ms=180_000)
     assert not state["errors"], f"{notebook.name}: error outputs {state['errors']}"
     assert state["executed"] == state["code"], state
 

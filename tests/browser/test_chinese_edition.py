@@ -150,12 +150,8 @@ def test_a_chinese_chapter_runs_and_its_figures_speak_chinese_in_glyphs(lab_page
     require_cjk_font()
     stored = CHINESE_CHAPTER.read_bytes()
     page = lab_page
-    lab.open_notebook(page, jupyterlab.url(CHINESE_CHAPTER.relative_to(ROOT).as_posix()))
-    lab.run_all_cells(page)
-    try:
-        state = lab.wait_until_done(page, timeout_ms=240_000)
-    finally:
-        page.screenshot(path=tmp_path / "zh-01-end.png")
+    state = lab.run_to_the_end(page, jupyterlab.url(CHINESE_CHAPTER.relative_to(ROOT).as_posix()),
+                               tmp_path / "zh-01-end.png", timeout_ms=240_000)
     assert not state["errors"], f"error outputs: {state['errors']}"
     assert state["executed"] == state["code"], state
     page.wait_for_function(f"() => ({lab._PLOTLY_PLOTS}) () > 0", timeout=20_000)
