@@ -302,13 +302,15 @@ def warn_once(message: str) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def unavailable(reason: str) -> None:
+INSTALL_A_COMPILER = ("Install a C compiler (Debian/Ubuntu: sudo apt-get install gcc libc6-dev; "
+                      "conda: conda install -c conda-forge c-compiler) and restart the kernel.")
+
+
+def unavailable(reason: str, fix: str = INSTALL_A_COMPILER) -> None:
     """A C kernel could not be built: an error under ``COURSE_REQUIRE_CC=1``,
     else one warning, and the caller uses the numpy kernel."""
     message = (f"C kernels are unavailable ({reason}); fused programs run as generated "
-               "numpy code instead, which is slower. Install a C compiler (Debian/Ubuntu: "
-               "sudo apt-get install gcc libc6-dev; conda: conda install -c conda-forge "
-               "c-compiler) and restart the kernel.")
+               f"numpy code instead, which is slower. {fix}")
     if os.environ.get(REQUIRE_ENV) == "1":
         raise CompilerMissingError(f"{message} ({REQUIRE_ENV}=1 makes this an error)")
     warn_once(message)
@@ -364,6 +366,10 @@ def build(program, slots: list[TensorMeta]) -> CKernel | None:
     declaration = source[source.index("void "):source.index("{")].strip() + ";"
     try:
         module = cached_module(source, declaration, compiler)
+    except PermissionError as error:
+        unavailable(f"the kernel cache {cache_dir()} is not writable: {error}",
+                    f"Set {CACHE_ENV} to a folder you can write to and restart the kernel.")
+        return None
     except (OSError, subprocess.SubprocessError, cffi.VerificationError) as error:
         unavailable(f"compiling failed: {error}")
         return None

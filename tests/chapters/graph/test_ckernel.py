@@ -245,3 +245,19 @@ def test_loading_a_kernel_leaves_subnormal_numbers_alone():
     tiny = np.array([1e-39], np.float32)  # below float32's smallest normal, 1.2e-38
     assert (tiny * np.float32(0.5))[0] > 0
     assert torch.tensor([1e-39]).mul(0.5).item() > 0
+
+
+def test_an_unwritable_kernel_cache_says_which_folder_and_how_to_move_it(tmp_path, monkeypatch):
+    require_cc()
+    monkeypatch.setenv(ckernel.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(ckernel.REQUIRE_ENV, raising=False)
+
+    def read_only(*args):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "cache"))
+
+    monkeypatch.setattr(ckernel, "compile_module", read_only)
+    monkeypatch.setattr(ckernel, "warn_once", lambda message: warned.append(message))
+    warned = []
+    assert ckernel.build(*two_step_program("exp")) is None  # the numpy kernel runs instead
+    assert len(warned) == 1 and str(tmp_path / "cache") in warned[0]
+    assert ckernel.CACHE_ENV in warned[0] and "apt-get" not in warned[0]
