@@ -107,3 +107,23 @@ def in_float64(arrays) -> list[np.ndarray]:
     """The float32 arrays of a float32 case as float64 (for the float64 run of the same
     case); integer and bool arrays are left as they are."""
     return [a.astype(np.float64) if a.dtype == np.float32 else a for a in arrays]
+
+
+def case_tests(cases: dict, float32: Tol = FLOAT32, overrides: dict | None = None):
+    """The two parity tests of a module's ``cases`` (name -> (fn, float32 arrays)):
+    each case in float32, with ``float32`` tolerances (or its entry in
+    ``overrides``), and the same case in float64. Assign them to two test names:
+    ``test_op_matches_torch_float32, test_op_matches_torch_float64 = case_tests(CASES)``."""
+    overrides = overrides or {}
+
+    @pytest.mark.parametrize("name", sorted(cases))
+    def in_float32(name):
+        fn, arrays = cases[name]
+        check_both(fn, arrays, overrides.get(name, float32))
+
+    @pytest.mark.parametrize("name", sorted(cases))
+    def in_float64_too(name):
+        fn, arrays = cases[name]
+        check_both(fn, in_float64(arrays), FLOAT64)
+
+    return in_float32, in_float64_too

@@ -10,7 +10,7 @@ import torch
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT64, Tol, check_both, in_float64, raises_like_torch
+from .parity import Tol, case_tests, check_both, raises_like_torch
 
 rng = np.random.default_rng(5)
 
@@ -63,16 +63,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float32(name):
-    fn, arrays = CASES[name]
-    check_both(fn, arrays, SUMS)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float64(name):
-    fn, arrays = CASES[name]
-    check_both(fn, in_float64(arrays), FLOAT64)
+test_op_matches_torch_float32, test_op_matches_torch_float64 = case_tests(CASES, SUMS)
 
 
 def test_integer_einsum_and_dot_match_torch():

@@ -13,7 +13,7 @@ import torch
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT32, FLOAT64, Tol, check_both, in_float64, raises_like_torch
+from .parity import FLOAT32, Tol, case_tests, check_both, raises_like_torch
 
 rng = np.random.default_rng(2024)
 
@@ -91,16 +91,8 @@ CASES = {
 TOLERANCES = {"tan_noncontiguous": Tol(1e-5, 1e-6, 1e-4, 1e-4)}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float32(name):
-    fn, arrays = CASES[name]
-    check_both(fn, arrays, TOLERANCES.get(name, FLOAT32))
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float64(name):
-    fn, arrays = CASES[name]
-    check_both(fn, in_float64(arrays), FLOAT64)
+test_op_matches_torch_float32, test_op_matches_torch_float64 = case_tests(
+    CASES, overrides=TOLERANCES)
 
 
 LOW = Tol(1e-2, 1e-2, 1e-2, 1e-2)

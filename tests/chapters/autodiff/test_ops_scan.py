@@ -8,7 +8,7 @@ import pytest
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT32, FLOAT64, Tol, check_both, in_float64
+from .parity import FLOAT32, Tol, case_tests, check_both
 
 rng = np.random.default_rng(77)
 
@@ -62,16 +62,8 @@ CASES = {
 TOLERANCES = {"cumprod_zeros": Tol(1e-5, 1e-6, 1e-4, 1e-5)}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float32(name):
-    fn, arrays = CASES[name]
-    check_both(fn, arrays, TOLERANCES.get(name, FLOAT32))
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float64(name):
-    fn, arrays = CASES[name]
-    check_both(fn, in_float64(arrays), FLOAT64)
+test_op_matches_torch_float32, test_op_matches_torch_float64 = case_tests(
+    CASES, overrides=TOLERANCES)
 
 
 def ints(*shape):

@@ -8,7 +8,7 @@ import pytest
 
 import chapters.autodiff as ad
 
-from .parity import FLOAT32, FLOAT64, check_both, in_float64, raises_like_torch
+from .parity import FLOAT32, case_tests, check_both, raises_like_torch
 
 rng = np.random.default_rng(99)
 
@@ -96,16 +96,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float32(name):
-    fn, arrays = CASES[name]
-    check_both(fn, arrays, FLOAT32)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_op_matches_torch_float64(name):
-    fn, arrays = CASES[name]
-    check_both(fn, in_float64(arrays), FLOAT64)
+test_op_matches_torch_float32, test_op_matches_torch_float64 = case_tests(CASES)
 
 
 TIES = np.array([[2, 1, 2, 0, 1], [3, 3, 3, -1, 3]])
