@@ -99,13 +99,18 @@ def check_dot(which: Callable = shutil.which, run: Callable = subprocess.run) ->
     return Check("Graphviz dot", OK, f"{version} at {path}")
 
 
+def c_compiler_command() -> str:
+    """The C compiler cffi calls: ``$CC``, else the one Python was built with, else ``cc``."""
+    return os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+
+
 def check_c_compiler(which: Callable = shutil.which, run: Callable = subprocess.run) -> Check:
     """The C compiler that chapter 1's compiler hands its fused kernels to (through
     cffi): ``$CC``, else the one Python was built with. Without it the fused
     kernels run as generated numpy code, and chapter 1 skips its C-kernel claims."""
     fix = ("`sudo apt-get install gcc libc6-dev` (Debian/Ubuntu), `xcode-select --install` "
            "(macOS) or `conda install -c conda-forge c-compiler`; then restart the kernel.")
-    command = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    command = c_compiler_command()
     path = which(shlex.split(command)[0])
     if path is None:
         return Check("C compiler", MISSING, f"`{command}` not found: fused kernels run as "

@@ -119,6 +119,8 @@ try:
 except ImportError:  # an environment installed before cffi was a dependency: numpy kernels
     cffi = None
 
+from chapters.envcheck import c_compiler_command
+
 from .ops import TensorMeta
 
 # compile only, not link (see the module docstring). On x86: use this CPU's widest vector
@@ -229,8 +231,7 @@ def c_source(program, slots: list[TensorMeta], name: str = "fused_kernel") -> st
 def c_compiler() -> str | None:
     """The path of the C compiler cffi will call (``$CC``, else the one Python
     was built with), or ``None`` when it is not installed."""
-    command = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
-    return shutil.which(shlex.split(command)[0])
+    return shutil.which(shlex.split(c_compiler_command())[0])
 
 
 @functools.cache
