@@ -10,7 +10,8 @@ entry (rules and facts). Importing this package registers every op.
 arith           add, sub, mul, div, pow, maximum, minimum, where, compare, dropout
 bitwise         bitwise_and/or/xor/not, bitwise_left/right_shift (& | ^ ~ << >>)
 unary           neg, exp, log, sqrt, abs, tanh, sigmoid, relu, sign, leaky_relu,
-                clamp, erf, gelu, cast
+                clamp, cast
+normal          erf, normal_cdf (Phi), gelu
 elementwise     sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
                 isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
 rounding        floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
@@ -48,6 +49,7 @@ from . import (
     index,
     linalg,
     norm,
+    normal,
     pad,
     pool,
     rearrange,
@@ -62,5 +64,5 @@ from . import (
 )
 
 __all__ = ["arith", "bitwise", "contract", "conv", "conv_transpose", "elementwise", "index",
-           "linalg", "norm", "pad", "pool", "rearrange", "reduce", "rounding", "scan",
+           "linalg", "norm", "normal", "pad", "pool", "rearrange", "reduce", "rounding", "scan",
            "scatter_reduce", "select", "shape", "sorting", "unary"]

@@ -4,7 +4,7 @@ The shortcuts: same-dtype binary ops skip type promotion, float32 inputs go
 straight to the kernel (float16/bfloat16 ones are computed in float32), Python
 ints next to a floating tensor become a weak scalar at once, backward sums two
 gradients of one input with the core's add, grad_fn names of ops with one name
-are cached, and float32 erf is two fitted polynomials. Each test compares the
+are cached, float32 erf is two fitted polynomials and GELU's Phi one tanh. Each test compares the
 shortcut with the general path or with torch, and checks that the modes
 (autocast hook, observers, create_graph) still see what they saw before."""
 
@@ -192,3 +192,41 @@ def test_exact_gelu_is_as_accurate_as_with_scipys_erf():
     assert np.abs(ours - exact).max() <= np.abs(with_scipy - exact).max() + 1e-7
     theirs = torch.nn.functional.gelu(torch.from_numpy(x))
     assert_close(ours, theirs, rtol=1e-6, atol=2e-6, what="gelu")  # torch errs by 1.1e-6
+
+
+# ------------------------------------------------------------------ normal_cdf
+
+def test_float32_normal_cdf_is_within_float32s_absolute_accuracy():
+    x = np.concatenate([np.linspace(-8, 8, 400_001), RNG.standard_normal(100_000) * 3,
+                        np.geomspace(1e-38, 8, 10_000), -np.geomspace(1e-38, 8, 10_000)])
+    x = x.astype(np.float32)
+    exact = special.ndtr(x.astype(np.float64))
+    error = np.abs(erf_kernel.normal_cdf(x) - exact)
+    assert error.max() <= 1e-7, f"{error.max():.3g} at x = {x[error.argmax()]}"
+    gelu_error = np.abs(x * erf_kernel.normal_cdf(x) - x.astype(np.float64) * exact)
+    assert gelu_error.max() <= 5e-7, f"{gelu_error.max():.3g} at x = {x[gelu_error.argmax()]}"
+
+
+def test_normal_cdf_edge_values_shapes_and_dtypes():
+    edges = np.array([0, -0.0, 1e-40, 30, -30, np.inf, -np.inf, np.nan], np.float32)
+    out = erf_kernel.normal_cdf(edges)
+    assert list(out[:7]) == [0.5, 0.5, 0.5, 1, 0, 1, 0] and np.isnan(out[7])
+    for shape in [(), (0,), (3, 4, 5)]:
+        x = RNG.standard_normal(shape).astype(np.float32)
+        assert erf_kernel.normal_cdf(x).shape == shape
+        assert erf_kernel.normal_cdf(x).dtype == np.float32
+    x = RNG.standard_normal(100)
+    assert np.array_equal(erf_kernel.normal_cdf(x), special.ndtr(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normal_cdf_op_and_its_derivative_match_torchs_ndtr(dtype):
+    x = (RNG.standard_normal(200) * 3).astype(dtype)
+    ours = ad.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    out, expected = apply("normal_cdf", (ours,)), torch.special.ndtr(theirs)
+    assert_close(out.data, expected, rtol=0, atol=1e-7, what="Phi")
+    cotangent = RNG.standard_normal(200).astype(dtype)
+    out.backward(ad.tensor(cotangent))
+    expected.backward(torch.tensor(cotangent))
+    assert_close(ours.grad.data, theirs.grad, rtol=1e-6, atol=1e-7, what="dPhi/dx")

@@ -43,12 +43,15 @@ CASES = {
                    ((_values((4, 8)), _values(8), None), {"dims": (-1,), "eps": 1e-5})],
     "batch_norm": [((_values((4, 3, 5)), _values(3), _values(3)), {"dims": (0, 2), "eps": 1e-5}),
                    ((_values((6, 3)), None, None), {"dims": (0,), "eps": 1e-5})],
+    "linear": [((_values((4, 3, 8)), _values((5, 8)), _values(5)), {}),
+               ((_values(8), _values((5, 8))), {})],
     "softmax": [((_values((4, 8)),), {"dim": -1}), ((_values((4, 8)),), {"dim": 0})],
     "log_softmax": [((_values((4, 8)),), {"dim": -1}), ((_values((4, 8)),), {"dim": 0})],
 }
 SCALARS = {  # 0-d arrays, which numpy computes as scalars
     op: [(tuple(None if a is None else a.reshape(-1)[0].reshape(()) for a in arrays), attrs)
-         for arrays, attrs in cases] for op, cases in CASES.items() if not op.endswith("_norm")
+         for arrays, attrs in cases] for op, cases in CASES.items()
+    if not op.endswith("_norm") and op != "linear"
 }
 
 
@@ -111,6 +114,7 @@ def _chain_grads(dtype, **backward):
     y = y.exp().sigmoid() * a.abs().sqrt().log().neg()
     y = ad.functional.gelu(y) + ad.functional.gelu(b, approximate="tanh")
     y = ad.functional.layer_norm(y.reshape(2, 4), (4,), a[:4], b[4:]).reshape(8) * a
+    y = ad.functional.linear(y.reshape(4, 2), b.reshape(4, 2), a[:4]).reshape(16)[:8] * b
     y.sum().backward(**backward)
     return a.grad.data, b.grad.data
 
