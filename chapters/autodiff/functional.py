@@ -537,15 +537,25 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight: Tensor | Non
     """binary_cross_entropy(sigmoid(x), t) without forming sigmoid(x):
     -log sigmoid(x) = softplus(-x) = log(e^0 + e^-x), a logsumexp, so
     loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), finite for any
-    x, with gradient sigmoid(x) - t (unweighted)."""
+    x, with gradient sigmoid(x) - t (unweighted).
+
+    The loss has the target's dtype, whatever the input's: torch computes it
+    in place in 1 - t, so each step rounds to t's dtype; float32 logits with
+    a float64 target give a float64 loss, float64 logits with a float16 target
+    a float16 one. An integer target is refused, as torch refuses it."""
     _floating_only("binary_cross_entropy_with_logits", input)
     target = _tensor(target)
     _same_shape("binary_cross_entropy_with_logits", input, target)
+    if not dtypes.is_floating(target.dtype):
+        raise RuntimeError(f"binary_cross_entropy_with_logits: the target holds probabilities, "
+                           f"so it must be floating, got {target.dtype}; convert it with "
+                           f".to(input.dtype)")
     from_negative = apply("stack", (np.zeros(input.shape, input.dtype), -input), {"dim": 0})
     softplus_neg = from_negative.logsumexp(0)
     log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-    loss = (1 - target) * input + log_weight * softplus_neg
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    loss = ((1 - target) * input).to(target.dtype)
+    loss = (loss + log_weight * softplus_neg).to(target.dtype)
+    return _reduce(loss if weight is None else (loss * weight).to(target.dtype), reduction)
 
 
 # --------------------------------------------------------------- attention

@@ -1,7 +1,15 @@
 """Neural-network building blocks with ``torch.nn``'s names: modules, layers,
 losses and ``nn.init``. A torch ``state_dict`` loads into the matching engine
-model, so both engines can start from identical weights."""
+model, so both engines can start from identical weights.
 
+``nn.functional`` is :mod:`chapters.autodiff.functional` under torch's name,
+so ``import chapters.autodiff.nn.functional as F`` works as
+``import torch.nn.functional as F`` does (one module, two names, as
+``os.path``)."""
+
+import sys
+
+from .. import functional
 from . import init
 from .attention import MultiheadAttention
 from .conv import AvgPool2d, Conv1d, ConvTranspose2d, MaxPool2d
@@ -23,10 +31,12 @@ from .module import Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .transformer import TransformerEncoderLayer
 
+sys.modules[f"{__name__}.functional"] = functional
+
 __all__ = [
     "GELU", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
     "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d",
     "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "Linear",
     "MSELoss", "Module", "MultiheadAttention", "Parameter", "ReLU", "Sequential", "Sigmoid",
-    "Tanh", "TransformerEncoderLayer", "init",
+    "Tanh", "TransformerEncoderLayer", "functional", "init",
 ]

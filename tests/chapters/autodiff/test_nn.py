@@ -279,3 +279,15 @@ def test_assigning_none_keeps_a_declared_parameter_slot():
     assert [n for n, _ in layer.named_parameters()] == ["weight"]
     assert list(layer.state_dict()) == ["weight"]
     assert "bias" in layer._parameters  # as torch: still declared, so it can be set again
+
+
+def test_nn_functional_is_the_functional_module_under_torchs_name():
+    """``import torch.nn.functional as F``, the usual idiom, works on the engine
+    with one edit of the package name, and names the same module."""
+    import chapters.autodiff.nn.functional as by_path
+
+    from chapters.autodiff.nn import functional as by_name
+
+    assert by_path is by_name is ad.nn.functional is ad.functional
+    x = ad.tensor(np.array([-1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(by_path.relu(x).data, [0.0, 2.0])

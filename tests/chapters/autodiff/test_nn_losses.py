@@ -10,6 +10,7 @@ import torch
 import chapters.autodiff as ad
 import chapters.autodiff.functional as F
 from chapters.autodiff import nn
+from chapters.torchcheck import assert_close
 
 from .parity import FLOAT64, check_both
 
@@ -122,6 +123,38 @@ def test_bce_with_logits_gradient_is_sigmoid_minus_target():
     F.binary_cross_entropy_with_logits(xe, ad.tensor(t)).backward()
     np.testing.assert_allclose(xe.grad.data, (1 / (1 + np.exp(-x)) - t) / 8, rtol=1e-5,
                                atol=1e-7)
+
+
+@pytest.mark.parametrize("logits", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("target", ["float16", "bfloat16", "float32", "float64"])
+def test_bce_with_logits_loss_has_the_targets_dtype_as_torchs(logits, target):
+    x, t = normal(4, 3) * 3, probabilities(4, 3)
+    w, p = np.abs(normal(3)) + 0.5, np.abs(normal(4, 3)) + 0.5
+
+    def run(lib):
+        xs = lib.tensor(x).to(getattr(lib, logits)).requires_grad_()
+        ts = lib.tensor(t).to(getattr(lib, target))
+        weight, pos_weight = lib.tensor(w).to(lib.float64), lib.tensor(p).to(lib.float64)
+        loss = lib.nn.functional.binary_cross_entropy_with_logits(
+            xs, ts, weight=weight, pos_weight=pos_weight)
+        loss.backward()
+        return loss, xs.grad
+
+    (ours, our_grad), (theirs, their_grad) = run(ad), run(torch)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.") == target
+    assert str(our_grad.dtype) == str(their_grad.dtype).removeprefix("torch.") == logits
+    tol = 1e-6 if target == logits == "float64" else 2e-2
+    assert_close(ours.data, theirs, rtol=tol, atol=tol, what="loss")
+    assert_close(our_grad.data, their_grad, rtol=tol, atol=tol, what="gradient")
+
+
+def test_bce_with_logits_refuses_an_integer_target_as_torch():
+    x = normal(3)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor(x),
+                                                             torch.tensor([1, 0, 1]))
+    with pytest.raises(RuntimeError, match="must be floating"):
+        F.binary_cross_entropy_with_logits(ad.tensor(x), ad.tensor(np.array([1, 0, 1])))
 
 
 @pytest.mark.parametrize("make, kwargs", [
