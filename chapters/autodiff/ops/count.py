@@ -103,12 +103,13 @@ def bincount(input, weights=None, minlength: int = 0):
     """torch.bincount: out[k] = how many times k occurs in the 1-d
     non-negative int input (int64), or with ``weights`` the sum of the
     weights where it occurs (a ``scatter_add``, differentiable in the
-    weights); at least ``minlength`` bins, at least max(input) + 1."""
+    weights); at least ``minlength`` bins, at least max(input) + 1. An
+    empty input gives int64 zeros even with weights, as in torch."""
     if minlength < 0:
         raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}.")
     idx = _bincount_input(input)
     bins = max(minlength, int(idx.max()) + 1 if idx.size else 0)
-    if weights is None:
+    if weights is None or not idx.size:
         return Tensor(np.bincount(idx, minlength=bins).astype(np.int64))
     w = _bincount_weights(weights, idx.size)
     zeros = Tensor(np.zeros(bins, w.dtype))
