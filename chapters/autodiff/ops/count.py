@@ -191,6 +191,14 @@ def _repeat_positions(repeats, n: int) -> np.ndarray:
     return np.repeat(np.arange(n), np.broadcast_to(counts, (n,)))
 
 
+def _checked_size(positions: np.ndarray, output_size) -> np.ndarray:
+    if output_size is not None and output_size != positions.size:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
+                           f"{positions.size} but got {output_size}; leave it out to have it "
+                           "computed.")
+    return positions
+
+
 @tensor_method()
 @public("repeat_interleave")
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
@@ -203,14 +211,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError(f"repeat_interleave only accept 1D vector as repeat, got shape "
                                f"{list(input.shape)}.")
         counts = _repeat_counts("repeat_interleave", input)
-        return Tensor(np.repeat(np.arange(counts.size, dtype=input.dtype), counts))
+        positions = np.repeat(np.arange(counts.size, dtype=input.dtype), counts)
+        return Tensor(_checked_size(positions, output_size))
     if dim is not None and input.ndim == 0:
         raise IndexError("repeat_interleave: a 0-d tensor has no dim to repeat along; leave "
                          "dim=None, or reshape it to 1-d first.")
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else check_dim("repeat_interleave", dim, x.ndim)
-    positions = _repeat_positions(repeats, x.shape[d])
-    if output_size is not None and output_size != positions.size:
-        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
-                           f"{positions.size} but got {output_size}.")
+    positions = _checked_size(_repeat_positions(repeats, x.shape[d]), output_size)
     return apply("getitem", (x,), {"index": (slice(None),) * d + (positions,)})

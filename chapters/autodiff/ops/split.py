@@ -63,6 +63,9 @@ def _even_sizes(op: str, n: int, size: int) -> list[int]:
 
 
 def _listed_sizes(n: int, sizes) -> list[int]:
+    if not isinstance(sizes, list | tuple):
+        raise TypeError(f"split(): split_size must be an int or a list of ints, got "
+                        f"{type(sizes).__name__} {sizes!r}.")
     sizes = [int(s) for s in sizes]
     if any(s < 0 for s in sizes):
         raise RuntimeError("split_with_sizes expects split_sizes have only non-negative "
@@ -75,15 +78,17 @@ def _listed_sizes(n: int, sizes) -> list[int]:
 
 @tensor_method()
 @public("split")
-def split(tensor, split_size_or_sections, dim: int = 0):
+def split(tensor, split_size_or_sections=None, dim: int = 0, *, split_size=None):
     """torch.split: views of ``split_size_or_sections`` elements along ``dim``
     (an int: equal pieces, the last one shorter; a list: those sizes, which
-    must add up to the dim's size)."""
+    must add up to the dim's size). ``split_size`` is the name Tensor.split
+    gives the same argument."""
+    size = split_size if split_size_or_sections is None else split_size_or_sections
     d = _dim_of_cut("split", tensor, dim)
     n = tensor.shape[d]
-    if isinstance(split_size_or_sections, int | np.integer):
-        return _pieces(tensor, d, _even_sizes("split", n, int(split_size_or_sections)))
-    return _pieces(tensor, d, _listed_sizes(n, split_size_or_sections))
+    if isinstance(size, int | np.integer):
+        return _pieces(tensor, d, _even_sizes("split", n, int(size)))
+    return _pieces(tensor, d, _listed_sizes(n, size))
 
 
 @tensor_method()
@@ -116,13 +121,19 @@ def _sections_or_indices(arg):
 
 @tensor_method()
 @public("tensor_split")
-def tensor_split(input, indices_or_sections, dim: int = 0):
-    """torch.tensor_split: an int c gives exactly c views along ``dim``, the
-    first n mod c of them one element longer; a list (or a 1-d int64
-    tensor) of indices cuts before each of them, Python-slice style."""
+def tensor_split(input, indices_or_sections=None, dim: int = 0, *, sections=None,
+                 indices=None):
+    """torch.tensor_split: an int c (or ``sections=c``) gives exactly c views
+    along ``dim``, the first n mod c of them one element longer; a list (or
+    a 1-d int64 tensor, or ``indices=``) of indices cuts before each of them,
+    Python-slice style."""
     d = _dim_of_cut("tensor_split", input, dim)
     n = input.shape[d]
-    cut = _sections_or_indices(indices_or_sections)
+    given = [a for a in (indices_or_sections, sections, indices) if a is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split() takes one of indices_or_sections, sections or "
+                        f"indices, got {len(given)} of them.")
+    cut = _sections_or_indices(given[0])
     if isinstance(cut, int):
         if cut <= 0:
             raise RuntimeError(f"tensor_split: number of sections must be larger than 0, "
@@ -148,7 +159,7 @@ def _start(start, n: int) -> int:
     """narrow's start (an int or a 0-d integer tensor) in [0, n]."""
     if isinstance(start, Tensor):
         if start.ndim or start.dtype.kind not in "iu":
-            raise TypeError(f"narrow(): start must be an int or a 0-d integer tensor, got a "
+            raise RuntimeError(f"narrow(): start must be an int or a 0-d integer tensor, got a "
                             f"{start.dtype} tensor of shape {list(start.shape)}.")
         start = int(start.data)
     if not isinstance(start, int | np.integer):

@@ -62,6 +62,26 @@ def test_gradients_of_every_piece_land_in_their_slices(op):
     check_both(loss, [X], FLOAT64)
 
 
+KEYWORDS = {  # torch's keyword spellings of the cut sizes
+    "Tensor.split(split_size=)": lambda lib, x: x.split(split_size=4),
+    "split(split_size_or_sections=)": lambda lib, x: lib.split(x, split_size_or_sections=[5, 1]),
+    "tensor_split(sections=)": lambda lib, x: lib.tensor_split(x, sections=4),
+    "Tensor.tensor_split(indices=)": lambda lib, x: x.tensor_split(indices=[2, 3], dim=1),
+    "chunk(chunks=)": lambda lib, x: x.chunk(chunks=5),
+    "unflatten(sizes=torch.Size)": lambda lib, x: (x.unflatten(0, lib.zeros(3, 2).shape),),
+    "repeat_interleave(output_size=)": lambda lib, x: (lib.repeat_interleave(
+        lib.tensor([1, 2]), output_size=3),),
+}
+
+
+@pytest.mark.parametrize("form", KEYWORDS)
+def test_keyword_spellings_match_torch(form):
+    ours, theirs = KEYWORDS[form](ad, ad.tensor(X)), KEYWORDS[form](torch, torch.tensor(X))
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a.data, b.numpy())
+
+
 def test_unbind_of_an_empty_dim_gives_no_pieces():
     assert ad.tensor(np.zeros((0, 3))).unbind() == ()
     assert len(ad.unbind(ad.tensor(np.zeros((0, 3))), 1)) == 3
@@ -137,6 +157,11 @@ ERRORS = {  # call on (lib, x), torch's exception type
     "narrow a 0-d tensor": (lambda lib, x: x[0, 0].narrow(0, 0, 1), RuntimeError),
     "narrow with a float start": (lambda lib, x: x.narrow(0, 1.0, 1), TypeError),
     "narrow start past the end": (lambda lib, x: x.narrow(0, 7, 0), IndexError),
+    "narrow with a float tensor start": (lambda lib, x: x.narrow(0, lib.tensor(1.0), 1),
+                                         RuntimeError),
+    "split by a float": (lambda lib, x: x.split(2.0), TypeError),
+    "repeat_interleave of counts with a wrong output_size": (
+        lambda lib, x: lib.repeat_interleave(lib.tensor([1, 2]), output_size=4), RuntimeError),
     "unbind a 0-d tensor": (lambda lib, x: x[0, 0].unbind(), IndexError),
     "split with a negative size": (lambda lib, x: x.split(-1), RuntimeError),
     "split sizes with a negative entry": (lambda lib, x: x.split([7, -1]), RuntimeError),
