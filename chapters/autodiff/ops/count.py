@@ -40,7 +40,7 @@ def _bool_mask(op: str, mask) -> np.ndarray:
     return mask.data
 
 
-def broadcast_shape(op: str, *shapes) -> tuple:
+def _broadcast_shape(op: str, *shapes) -> tuple:
     """The shape the operands broadcast to, torch's RuntimeError if none."""
     try:
         return np.broadcast_shapes(*shapes)
@@ -55,7 +55,7 @@ def masked_select(input, mask):
     """torch.masked_select: the elements of x where the bool mask is True, in
     row-major order, as a 1-d tensor; x and mask broadcast together first."""
     m = _bool_mask("masked_select", mask)
-    shape = broadcast_shape("masked_select", input.shape, m.shape)
+    shape = _broadcast_shape("masked_select", input.shape, m.shape)
     return apply("getitem", (input.expand(shape),), {"index": np.broadcast_to(m, shape)})
 
 

@@ -97,7 +97,8 @@ def chunk(input, chunks: int, dim: int = 0):
     """torch.chunk: at most ``chunks`` views of ceil(n / chunks) elements each
     along ``dim``; a dim of size 0 gives ``chunks`` empty views."""
     if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}; "
+                           "ask for at least one chunk.")
     d = _dim_of_cut("chunk", input, dim)
     n = input.shape[d]
     if n == 0:
@@ -159,8 +160,9 @@ def _start(start, n: int) -> int:
     """narrow's start (an int or a 0-d integer tensor) in [0, n]."""
     if isinstance(start, Tensor):
         if start.ndim or start.dtype.kind not in "iu":
-            raise RuntimeError(f"narrow(): start must be an int or a 0-d integer tensor, got a "
-                            f"{start.dtype} tensor of shape {list(start.shape)}.")
+            raise RuntimeError(f"narrow(): start must be an int or a 0-d integer tensor, got "
+                               f"a {start.dtype} tensor of shape {list(start.shape)}; "
+                               "use int(start).")
         start = int(start.data)
     if not isinstance(start, int | np.integer):
         raise TypeError(f"narrow(): start must be an int, got {type(start).__name__} "
