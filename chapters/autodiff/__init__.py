@@ -81,6 +81,14 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
 from .ops.contract import baddbmm, bmm, dot, einsum, outer
+from .ops.count import (
+    argwhere,
+    bincount,
+    count_nonzero,
+    diff,
+    masked_select,
+    repeat_interleave,
+)
 from .ops.elementwise import (
     acos,
     arccos,
@@ -109,6 +117,7 @@ from .ops.scan import all, any, cummax, cummin, cumprod, cumsum, prod
 from .ops.scatter_reduce import scatter_reduce
 from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
 from .ops.sorting import argsort, msort, sort, topk, unique
+from .ops.split import chunk, moveaxis, movedim, narrow, split, tensor_split, unbind, unflatten
 from .random import manual_seed
 from .tensor import Tensor
 
@@ -141,4 +150,8 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "argsort", "msort", "sort", "topk", "unique",  # ops.sorting
     "baddbmm", "bmm", "dot", "einsum", "outer",  # ops.contract
     "int8", "int16", "scatter_reduce",
+    "chunk", "movedim", "moveaxis", "narrow", "split", "tensor_split", "unbind",  # ops.split
+    "unflatten",
+    "argwhere", "bincount", "count_nonzero", "diff", "masked_select",  # ops.count
+    "repeat_interleave",
 ]

@@ -23,6 +23,10 @@ index           getitem (and its adjoint), gather, scatter_add, embedding
 select          scatter (gather, scatter_add, index_select, masked_fill: compositions)
 scatter_reduce  scatter_reduce (sum, prod, mean, amax, amin)
 sorting         sort, argsort, topk, unique: numpy permutations read with gather
+split           chunk, split, tensor_split, unbind, narrow, unflatten, movedim: views,
+                compositions of getitem, reshape and permute (no rules)
+count           masked_select, argwhere, count_nonzero, bincount, diff,
+                repeat_interleave (getitem, sub, scatter_add compositions)
 linalg          matmul, linear
 contract        einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
 conv            im2col, col2im, conv2d (stride, padding, dilation, groups)
@@ -45,6 +49,7 @@ from . import (
     contract,
     conv,
     conv_transpose,
+    count,
     elementwise,
     index,
     linalg,
@@ -60,9 +65,11 @@ from . import (
     select,
     shape,
     sorting,
+    split,
     unary,
 )
 
 __all__ = ["arith", "bitwise", "contract", "conv", "conv_transpose", "elementwise", "index",
            "linalg", "norm", "normal", "pad", "pool", "rearrange", "reduce", "rounding", "scan",
            "scatter_reduce", "select", "shape", "sorting", "unary"]
+__all__ += ["count", "split"]
