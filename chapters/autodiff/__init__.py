@@ -113,8 +113,9 @@ from .random import manual_seed
 from .tensor import Tensor
 
 # isort: split
-# nn, optim and data build on everything above, so they are imported last
-from . import data, nn, optim
+# nn, optim and data build on everything above, so they are imported last;
+# autograd and utils are torch's namespaces (torch.autograd, torch.utils.data)
+from . import autograd, data, nn, optim, utils
 
 __all__ = [
     "data", "nn", "optim",
@@ -142,3 +143,4 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "baddbmm", "bmm", "dot", "einsum", "outer",  # ops.contract
     "int8", "int16", "scatter_reduce",
 ]
+__all__ += ["autograd", "utils"]
