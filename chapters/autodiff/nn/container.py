@@ -12,6 +12,7 @@ Containers have no ``forward``: the owner decides how entries are called.
 from __future__ import annotations
 
 import operator
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 from ..tensor import Tensor
@@ -212,8 +213,9 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def __getitem__(self, key: str):
-        if key not in self._keys:
-            raise KeyError(key)
+        if key not in self._keys:  # AttributeError, as torch's (it looks keys up as attributes)
+            raise AttributeError(f"ParameterDict has no entry {key!r}; its keys are "
+                                 f"{list(self._keys)} (use .get(key) for a default)")
         return getattr(self, key)
 
     def __setitem__(self, key: str, value) -> None:
@@ -258,5 +260,10 @@ class ParameterDict(Module):
             del self[key]
 
     def update(self, parameters) -> None:
-        for key, value in _pairs("ParameterDict", parameters):
+        """From pairs, an ordered mapping, or a plain ``dict`` (taken in sorted key
+        order, as torch's, which predates ordered dicts)."""
+        pairs = _pairs("ParameterDict", parameters)
+        if isinstance(parameters, Mapping) and not isinstance(parameters, OrderedDict):
+            pairs = sorted(pairs)
+        for key, value in pairs:
             self[key] = value

@@ -67,9 +67,10 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
     """Scale every gradient in place by ``min(1, max_norm / (total_norm + 1e-6))``."""
     total = np.asarray(total_norm.data)
     scale = np.minimum(total.dtype.type(max_norm) / (total + total.dtype.type(_SMALL)), 1)
-    for p in _as_list(parameters):
-        if p.grad is not None:
-            p.grad.data *= scale.astype(p.grad.data.dtype)
+    with np.errstate(invalid="ignore"):  # an inf norm gives inf * 0 = nan, silently as torch
+        for p in _as_list(parameters):
+            if p.grad is not None:
+                p.grad.data *= scale.astype(p.grad.data.dtype)
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
