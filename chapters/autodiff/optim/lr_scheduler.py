@@ -430,10 +430,12 @@ class ReduceLROnPlateau(LRScheduler):
         self._last_lr = self._current()
 
     def _is_better(self, value: float) -> bool:
-        sign = 1 if self.mode == "min" else -1
-        if self.threshold_mode == "rel":
-            return sign * value < sign * self.best * (1 - sign * self.threshold)
-        return sign * value < sign * self.best - self.threshold
+        relative = self.threshold_mode == "rel"
+        if self.mode == "min":
+            bar = self.best * (1 - self.threshold) if relative else self.best - self.threshold
+            return value < bar
+        bar = self.best * (1 + self.threshold) if relative else self.best + self.threshold
+        return value > bar
 
     def step(self, metrics) -> None:
         value = float(metrics)

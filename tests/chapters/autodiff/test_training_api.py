@@ -368,6 +368,55 @@ def test_scheduler_state_dict_resumes_the_schedule(name):
     _assert_sequences_equal(resumed, [lrs for lrs, _, _ in uninterrupted[12:]])
 
 
+@pytest.mark.parametrize("name", ["StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR"])
+def test_resuming_with_last_epoch_matches_torch(name):
+    """A scheduler rebuilt with ``last_epoch=`` on an optimizer that already carries
+    ``initial_lr`` continues as torch's does (cosine's restart-from-closed-form branch)."""
+    build = SCHEDULES[name]
+    runs = []
+    for T, _ in BOTH:
+        opt = _optimizer(T)
+        scheduler = build(T.optim.lr_scheduler, opt)
+        for _ in range(10):
+            opt.step()
+            scheduler.step()
+        resumed = build(_with_last_epoch(T.optim.lr_scheduler, 9), opt)
+        seen = [resumed.get_last_lr()]
+        for _ in range(15):
+            opt.step()
+            resumed.step()
+            seen.append(resumed.get_last_lr())
+        runs.append(seen)
+    _assert_sequences_equal(runs[1], runs[0])
+
+
+def _with_last_epoch(module, last_epoch: int):
+    """``module`` whose scheduler classes are built with ``last_epoch`` given."""
+
+    class WithLastEpoch:
+        def __getattr__(self, name):
+            cls = getattr(module, name)
+            return lambda *args, **kwargs: cls(*args, **kwargs, last_epoch=last_epoch)
+
+    return WithLastEpoch()
+
+
+@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "CosineAnnealingLR", "ConstantLR"])
+def test_step_with_an_epoch_jumps_to_the_closed_form_as_torch(name):
+    runs = []
+    for T, _ in BOTH:
+        opt = _optimizer(T)
+        scheduler = SCHEDULES[name](T.optim.lr_scheduler, opt)
+        seen = []
+        for epoch in [3, 17, 4, 30, 11]:
+            opt.step()
+            with pytest.warns(UserWarning, match="deprecated"):
+                scheduler.step(epoch)
+            seen.append(scheduler.get_last_lr())
+        runs.append(seen)
+    _assert_sequences_equal(runs[1], runs[0])
+
+
 @pytest.mark.parametrize("kwargs", [
     dict(patience=2),
     dict(mode="max", factor=0.5, patience=1, cooldown=2, threshold_mode="abs", threshold=0.05),
