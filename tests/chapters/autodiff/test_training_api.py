@@ -326,6 +326,21 @@ def test_schedule_matches_torch(name):
                                                                  rel=1e-12), key
 
 
+def test_two_schedulers_on_one_optimizer_compose_as_torch():
+    runs = []
+    for T, _ in BOTH:
+        opt, s = _optimizer(T), T.optim.lr_scheduler
+        schedulers = (s.StepLR(opt, step_size=5, gamma=0.5), s.CosineAnnealingLR(opt, T_max=8))
+        seen = []
+        for _ in range(STEPS):
+            opt.step()
+            for scheduler in schedulers:
+                scheduler.step()
+            seen.append([g["lr"] for g in opt.param_groups])
+        runs.append(seen)
+    _assert_sequences_equal(runs[1], runs[0])
+
+
 def test_one_cycle_cycles_adam_beta1_as_torch():
     build = SCHEDULES["OneCycleLR"]
     _assert_sequences_equal(_lr_sequence(ad, build, "adam")[0],
