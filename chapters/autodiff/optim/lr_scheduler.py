@@ -314,14 +314,16 @@ class OneCycleLR(LRScheduler):
     at fraction ``p`` it is ``b + (a - b) * (1 + cos(pi * p)) / 2`` (``"cos"``) or
     ``a + (b - a) * p`` (``"linear"``). With ``cycle_momentum`` the momentum
     (SGD's ``momentum`` or Adam's ``beta1``) moves the opposite way, between
-    ``max_momentum`` and ``base_momentum``. Not mirrored: ``three_phase``."""
+    ``max_momentum`` and ``base_momentum``. ``three_phase=True`` comes back down to
+    the starting rate over a second ``pct_start`` of the steps before the final fall."""
 
     def __init__(self, optimizer, max_lr, total_steps: int | None = None,
                  epochs: int | None = None, steps_per_epoch: int | None = None,
                  pct_start: float = 0.3, anneal_strategy: str = "cos",
                  cycle_momentum: bool = True, base_momentum: float = 0.85,
                  max_momentum: float = 0.95, div_factor: float = 25.0,
-                 final_div_factor: float = 1e4, last_epoch: int = -1):
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1):
         _checked(optimizer)
         self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
         if not 0 <= pct_start <= 1:
@@ -330,10 +332,8 @@ class OneCycleLR(LRScheduler):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy!r}")
         self.anneal_strategy = anneal_strategy
-        self._phases = [(float(pct_start * self.total_steps) - 1, "initial_lr", "max_lr",
-                         "max_momentum", "base_momentum"),
-                        (self.total_steps - 1, "max_lr", "min_lr",
-                         "base_momentum", "max_momentum")]
+        self._phases = _one_cycle_phases(float(pct_start * self.total_steps), self.total_steps,
+                                         three_phase)
         groups = optimizer.param_groups
         if last_epoch == -1:
             for group, top in zip(groups, _per_group("max_lr", max_lr, groups), strict=True):
@@ -382,6 +382,16 @@ class OneCycleLR(LRScheduler):
                     break
                 start = end
         return rates
+
+
+def _one_cycle_phases(warmup: float, total: int, three_phase: bool) -> list[tuple]:
+    """Each phase: (last step, rate from, rate to, momentum from, momentum to),
+    naming the param-group entries that hold the values."""
+    up = (warmup - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum")
+    if not three_phase:
+        return [up, (total - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+    return [up, (2 * warmup - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+            (total - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
 
 
 def _total_steps(total_steps, epochs, steps_per_epoch) -> int:

@@ -279,6 +279,8 @@ SCHEDULES = {
     "OneCycleLR linear": lambda s, o: s.OneCycleLR(o, max_lr=0.5, epochs=4, steps_per_epoch=10,
                                                     pct_start=0.25, anneal_strategy="linear",
                                                     div_factor=10.0),
+    "OneCycleLR three phases": lambda s, o: s.OneCycleLR(o, max_lr=0.8, total_steps=40,
+                                                          three_phase=True, pct_start=0.2),
     "SequentialLR": lambda s, o: s.SequentialLR(
         o, [s.LinearLR(o, start_factor=0.1, total_iters=5), s.CosineAnnealingLR(o, T_max=20),
             s.ExponentialLR(o, gamma=0.8)], milestones=[5, 25]),
