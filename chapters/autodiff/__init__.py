@@ -122,8 +122,9 @@ from .random import manual_seed
 from .tensor import Tensor
 
 # isort: split
-# nn, optim and data build on everything above, so they are imported last
-from . import data, nn, optim
+# nn, optim and data build on everything above, so they are imported last;
+# autograd and utils are torch's namespaces (torch.autograd, torch.utils.data)
+from . import autograd, data, nn, optim, utils
 
 __all__ = [
     "data", "nn", "optim",
@@ -155,3 +156,4 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "argwhere", "bincount", "count_nonzero", "diff", "masked_select",  # ops.count
     "repeat_interleave",
 ]
+__all__ += ["autograd", "utils"]

@@ -1,4 +1,6 @@
-"""Feeding a model: ``TensorDataset``, ``DataLoader`` and the digits data set.
+"""Feeding a model: ``Dataset``, ``TensorDataset``, ``Subset``, ``random_split``,
+``DataLoader`` and the digits data set (``torch.utils.data``'s names; the
+module is also reachable as ``chapters.autodiff.utils.data``).
 
 ``DataLoader`` mirrors the part of ``torch.utils.data.DataLoader`` that a
 training loop touches: batches of ``batch_size`` samples, an optional reshuffle
@@ -15,6 +17,7 @@ Digits: scikit-learn ships 1797 labelled 8x8 images of handwritten digits
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -27,7 +30,18 @@ from .random import default_generator
 from .tensor import Tensor
 
 
-class TensorDataset:
+class Dataset:
+    """What a ``DataLoader`` reads: ``len(dataset)`` samples, ``dataset[i]`` the i-th.
+    Subclass it and define ``__getitem__`` and ``__len__``."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__(index)")
+
+    def __len__(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must define __len__()")
+
+
+class TensorDataset(Dataset):
     """Samples are rows of several aligned arrays: ``dataset[i] = (x[i], y[i])``."""
 
     def __init__(self, *arrays):
@@ -45,6 +59,46 @@ class TensorDataset:
 
     def __getitem__(self, index):
         return tuple(tensor(a[index]) for a in self.arrays)
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order."""
+
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, [int(i) for i in indices]
+
+    def __getitem__(self, index):
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def _split_lengths(total: int, lengths) -> list[int]:
+    """Counts, or fractions summing to 1 turned into counts (floors, then the
+    remainder handed out one by one from the first part, as torch does)."""
+    lengths = list(lengths)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = [int(math.floor(total * f)) for f in lengths]
+        for i in range(total - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != total:
+        raise ValueError(f"Sum of input lengths {sum(lengths)} does not equal the length of the "
+                         f"input dataset ({total}): give counts summing to {total}, or fractions "
+                         "summing to 1")
+    return lengths
+
+
+def random_split(dataset, lengths, generator: np.random.Generator | None = None) -> list[Subset]:
+    """Split ``dataset`` into non-overlapping random ``Subset``s of the given
+    lengths (or fractions). The permutation comes from ``generator`` or the
+    engine's global one (``manual_seed``): the same seed, the same split, though
+    not the split torch's generator would draw."""
+    lengths = _split_lengths(len(dataset), lengths)
+    order = (generator or default_generator()).permutation(len(dataset))
+    ends = np.cumsum(lengths)
+    return [Subset(dataset, order[end - n:end]) for n, end in zip(lengths, ends, strict=True)]
 
 
 class DataLoader:
@@ -83,14 +137,16 @@ class DataLoader:
             batches.pop()
         return batches
 
-    def __iter__(self) -> Iterator[tuple[Tensor, ...]]:
+    def __iter__(self) -> Iterator[Tensor | tuple[Tensor, ...]]:
         for index in self.batch_indices():
             yield self._collate(index)
 
-    def _collate(self, index: np.ndarray) -> tuple[Tensor, ...]:
+    def _collate(self, index: np.ndarray) -> Tensor | tuple[Tensor, ...]:
         if isinstance(self.dataset, TensorDataset):
             return tuple(tensor(a[index]) for a in self.dataset.arrays)
         samples = [self.dataset[int(i)] for i in index]
+        if not isinstance(samples[0], tuple | list):  # one tensor per sample: one batch tensor
+            return tensor(np.stack([to_numpy(s) for s in samples]))
         return tuple(tensor(np.stack([to_numpy(s[k]) for s in samples]))
                      for k in range(len(samples[0])))
 

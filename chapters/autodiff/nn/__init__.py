@@ -10,8 +10,9 @@ so ``import chapters.autodiff.nn.functional as F`` works as
 import sys
 
 from .. import functional
-from . import init
+from . import init, utils
 from .attention import MultiheadAttention
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList
 from .conv import AvgPool2d, Conv1d, ConvTranspose2d, MaxPool2d
 from .layers import (
     GELU,
@@ -40,3 +41,4 @@ __all__ = [
     "MSELoss", "Module", "MultiheadAttention", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Tanh", "TransformerEncoderLayer", "functional", "init",
 ]
+__all__ += ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils"]

@@ -107,6 +107,10 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass: only modules can "
+                            f"be registered as {name!r} (wrap a weight in nn.Parameter and "
+                            "use register_parameter instead)")
         self._modules[name] = module
 
     # --------------------------------------------------------------- traversal

@@ -39,8 +39,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .grad_mode import no_grad
-from .tensor import Tensor
+from ..grad_mode import no_grad
+from ..tensor import Tensor
 
 
 class Optimizer:
@@ -82,6 +82,7 @@ class Optimizer:
                     p.grad.data[...] = 0
 
     def step(self) -> None:
+        self._opt_called = True  # a scheduler checks it was stepped after the optimizer
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
