@@ -25,6 +25,9 @@ scatter_reduce  scatter_reduce (sum, prod, mean, amax, amin)
 sorting         sort, argsort, topk, unique: numpy permutations read with gather
 linalg          matmul, linear
 contract        einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
+products        mm, addmm, mv, addmv, addcmul, addcdiv: compositions with torch's checks
+comparison      allclose, equal (Python bools), clamp_min, clamp_max (clamp)
+norms           vector_norm (p-norms, its rule), matrix_norm, norm, dist (compositions)
 conv            im2col, col2im, conv2d (stride, padding, dilation, groups)
 pool            max_pool2d, avg_pool2d (ceil_mode, dilation, count_include_pad)
 conv_transpose  conv_transpose2d (conv2d's input adjoint, run forward)
@@ -42,6 +45,7 @@ of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 from . import (
     arith,
     bitwise,
+    comparison,
     contract,
     conv,
     conv_transpose,
@@ -50,8 +54,10 @@ from . import (
     linalg,
     norm,
     normal,
+    norms,
     pad,
     pool,
+    products,
     rearrange,
     reduce,
     rounding,
@@ -66,3 +72,4 @@ from . import (
 __all__ = ["arith", "bitwise", "contract", "conv", "conv_transpose", "elementwise", "index",
            "linalg", "norm", "normal", "pad", "pool", "rearrange", "reduce", "rounding", "scan",
            "scatter_reduce", "select", "shape", "sorting", "unary"]
+__all__ += ["comparison", "norms", "products"]
