@@ -40,6 +40,10 @@ TWINS = (
     "scatter_reduce", "addmm", "addmv", "baddbmm",
 )
 
+#: twins torch computes in x's own dtype, where its kernels have no bool version
+#: (the out-of-place scans accumulate bools as int64 instead)
+NO_BOOL = ("cumsum", "cumprod")
+
 
 def _check_operands(x: Tensor, op: str, operands: tuple) -> None:
     """Step 1 of the recipe, for x and every tensor operand."""
@@ -67,6 +71,8 @@ def inplace_twin(name: str):
 
     def twin(self, *args, **kwargs):
         _check_operands(self, op, (*args, *kwargs.values()))
+        if name in NO_BOOL:
+            dtypes.check_implemented(op, self.data.dtype, bool_ok=False)
         return _write_back(self, op, out_of_place(self.detach(), *args, **kwargs))
 
     twin.__name__ = twin.__qualname__ = op

@@ -40,7 +40,6 @@ from chapters.graph.ops import (
     TensorMeta,
     axes,
     check_dim,
-    normalize_dims,
     reduced_shape,
     register_op,
 )
@@ -49,7 +48,7 @@ from .. import dtypes
 from ..dispatch import FLOAT32, public
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
-from .common import expand_reduced, masked
+from .common import expand_reduced, masked, reduced_count
 
 # ------------------------------------------------------- the finite p-norm
 
@@ -139,9 +138,7 @@ def _norm_dims(dim) -> tuple | None:
 def _check_identity(op: str, x: Tensor, ord: float, dim) -> None:
     """A norm of no elements is 0 when it is a sum; the max, the min and the
     negative powers (a min in disguise) have no value to start from."""
-    dims = normalize_dims(op, dim, x.ndim)
-    empty = x.data.size == 0 if dim is None else any(x.shape[d] == 0 for d in dims)
-    if empty and (ord < 0 or ord == math.inf):
+    if reduced_count(x.shape, dim) == 0 and (ord < 0 or ord == math.inf):
         raise RuntimeError(f"{op}: cannot compute the {ord} norm over no elements (tensor "
                            f"of shape {list(x.shape)}, dim {dim}): the operation has no "
                            "identity; reduce over non-empty dims.")
