@@ -83,9 +83,9 @@ def norm_derivative(x: Tensor, norm: Tensor, ord: float, dim, keepdim: bool) -> 
     nonzero_x, nonzero_norm = x.data != 0, norm.data != 0
     if ord == 1:
         return x.sign()
-    if ord == 2:
-        return masked(x / norm, nonzero_norm)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # the 0/0 and 0 * inf masked here
+        if ord == 2:
+            return masked(x / norm, nonzero_norm)
         power = masked(x.sign() * x.abs() ** (ord - 1), nonzero_x)
         return masked(power * norm ** (1 - ord), nonzero_norm)
 
@@ -166,8 +166,17 @@ SPECTRAL_ORDERS = ("nuc", 2, -2)
 
 
 def _sum_then_extremum(a: Tensor, sum_dim: int, pick_dim: int, largest: bool) -> Tensor:
-    """max (or min) over ``pick_dim`` of sum |a| over ``sum_dim`` (dims kept)."""
+    """max (or min) over ``pick_dim`` of sum |a| over ``sum_dim`` (dims kept).
+    With no sums to pick from, torch's max is 0 (a constant, outside autograd)
+    and its min an IndexError."""
     sums = a.abs().sum(sum_dim, keepdim=True)
+    if sums.shape[pick_dim] == 0:
+        if not largest:
+            raise IndexError(f"linalg.matrix_norm: dim {pick_dim} of the matrix of shape "
+                             f"{list(a.shape)} is empty, so there is no smallest sum to pick; "
+                             "use a non-empty matrix or the 'fro' norm.")
+        shape = tuple(1 if d == pick_dim else n for d, n in enumerate(sums.shape))
+        return Tensor(np.zeros(shape, a.dtype))
     return sums.amax(pick_dim, keepdim=True) if largest else sums.amin(pick_dim, keepdim=True)
 
 
@@ -194,8 +203,6 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if rows == cols:
         raise RuntimeError(f"{op}: dim {dim} names one dimension twice; give two different "
                            "dims (rows, columns).")
-    if A.data.size == 0:  # sums of no elements: every norm is 0
-        return A.abs().sum((rows, cols), keepdim)
     over_columns = abs(ord) == 1  # 1: sum down each column, then pick a column
     out = _sum_then_extremum(A, rows if over_columns else cols, cols if over_columns else rows,
                              largest=ord > 0)
