@@ -23,7 +23,18 @@ not write into it, and views of x would no longer see x.
 from __future__ import annotations
 
 from . import dtypes
-from . import ops as _ops  # noqa: F401  (the op families attach the methods twinned here)
+from .ops import (  # noqa: F401  (these op families attach methods twinned here)
+    bitwise,
+    comparison,
+    contract,
+    elementwise,
+    products,
+    rearrange,
+    rounding,
+    scan,
+    scatter_reduce,
+    select,
+)
 from .tensor import Tensor
 
 #: out-of-place methods whose torch in-place twin is ``name + "_"``
