@@ -33,6 +33,7 @@ not compute: they raise NotImplementedError.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from chapters.graph.ops import (
     TensorMeta,
     axes,
     check_dim,
+    normalize_dims,
     reduced_shape,
     register_op,
 )
@@ -148,8 +150,12 @@ def _check_identity(op: str, x: Tensor, ord: float, dim) -> None:
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """torch.linalg.vector_norm: the ``ord``-norm of x's elements over ``dim``."""
     op = "linalg.vector_norm"
+    if isinstance(ord, str) or not isinstance(ord, numbers.Real):
+        raise TypeError(f"{op}: ord must be a number, got {ord!r}; for the Frobenius norm use "
+                        "ord=2 here, or linalg.matrix_norm(A, 'fro').")
     x = _floating_input(op, x, dtype)
     dim = _norm_dims(dim)
+    normalize_dims(op, dim, x.ndim)  # refuses a dim out of range or named twice
     ord = float(ord)
     _check_identity(op, x, ord, dim)
     if ord == math.inf:
@@ -191,6 +197,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     dim = tuple(dim) if isinstance(dim, tuple | list) else (dim,)
     if len(dim) != 2:
         raise RuntimeError(f"{op}: dim must be a 2-tuple (rows, columns), got {dim}.")
+    rows, cols = (check_dim(op, d, A.ndim) for d in dim)
+    if rows == cols:
+        raise RuntimeError(f"{op}: dim {dim} names one dimension twice; give two different "
+                           "dims (rows, columns).")
     A = _floating_input(op, A, dtype)
     if ord == "fro":
         return vector_norm(A, 2, dim, keepdim)
@@ -199,10 +209,6 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
                                   "this engine does not compute; use 'fro', 1, -1, inf or -inf.")
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"{op}: order {ord!r} not supported; use 'fro', 1, -1, inf or -inf.")
-    rows, cols = (check_dim(op, d, A.ndim) for d in dim)
-    if rows == cols:
-        raise RuntimeError(f"{op}: dim {dim} names one dimension twice; give two different "
-                           "dims (rows, columns).")
     over_columns = abs(ord) == 1  # 1: sum down each column, then pick a column
     out = _sum_then_extremum(A, rows if over_columns else cols, cols if over_columns else rows,
                              largest=ord > 0)

@@ -141,6 +141,10 @@ NORM_ERRORS = {
                                                                              dim=1),
     "integer dtype": lambda lib, x: lib.linalg.vector_norm(x, dtype=lib.int64),
     "integer input": lambda lib, x: lib.dist(x.long(), x.long()),
+    "dim out of range": lambda lib, x: lib.linalg.vector_norm(x, dim=3),
+    "ord a string": lambda lib, x: lib.linalg.vector_norm(x, "fro"),
+    "one dim twice": lambda lib, x: lib.linalg.matrix_norm(x, dim=(1, -2)),
+    "matrix dim out of range": lambda lib, x: lib.linalg.matrix_norm(x, 1, dim=(0, 5)),
 }
 
 
