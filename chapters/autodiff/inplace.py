@@ -8,7 +8,8 @@ hand-written in-place ops of :mod:`.tensor` follow (``add_``, ``clamp_``):
 1. refuse what the engine's in-place ops refuse (``Tensor._check_inplace``:
    a leaf that requires grad under grad mode, or any operand in the history,
    since in-place updates are not recorded here);
-2. compute the out-of-place result on x's values;
+2. compute the out-of-place result on x's values (outside autocast, which
+   torch does not apply to in-place ops);
 3. refuse a result whose shape is not x's (the other operand broadcast x to
    a larger shape) or whose dtype x cannot hold (a float result into an
    integer x), with torch's RuntimeError;
@@ -23,6 +24,7 @@ not write into it, and views of x would no longer see x.
 from __future__ import annotations
 
 from . import dtypes
+from .dispatch import suppress_hook
 from .ops import (  # noqa: F401  (these op families attach methods twinned here)
     bitwise,
     comparison,
@@ -84,7 +86,9 @@ def inplace_twin(name: str):
         _check_operands(self, op, (*args, *kwargs.values()))
         if name in NO_BOOL:
             dtypes.check_implemented(op, self.data.dtype, bool_ok=False)
-        return _write_back(self, op, out_of_place(self.detach(), *args, **kwargs))
+        with suppress_hook():  # torch's autocast leaves in-place ops alone
+            result = out_of_place(self.detach(), *args, **kwargs)
+        return _write_back(self, op, result)
 
     twin.__name__ = twin.__qualname__ = op
     twin.__doc__ = f"``{name}``, written into this tensor (its dtype must hold the result)."

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import chapters.autodiff as ad
+from chapters.amp import autocast
 from chapters.autodiff import inplace
 from chapters.torchcheck import assert_close
 
@@ -285,3 +286,15 @@ def test_inplace_twin_keeps_integer_dtype_and_refuses_float_results():
         x.exp_()
     with pytest.raises(RuntimeError, match="broadcast shape"):
         ad.ones(3).mul(1).pow_(ad.ones(2, 3))
+
+
+def test_inplace_twin_runs_outside_autocast_as_torch():
+    """torch's autocast casts out-of-place ops only: addmm_ keeps float32."""
+    third = np.full((2, 2), 1 / 3, np.float32)
+    theirs = torch.ones(2, 2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        theirs.addmm_(torch.from_numpy(third), torch.ones(2, 2))
+    ours = ad.ones(2, 2)
+    with autocast("cpu", dtype=ad.bfloat16):
+        ours.addmm_(ad.tensor(third), ad.ones(2, 2))
+    assert_close(ours, theirs, rtol=1e-6, atol=1e-6, what="addmm_ under autocast")
