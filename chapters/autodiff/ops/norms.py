@@ -80,11 +80,10 @@ def vector_norm_kernel(x, ord, dim=None, keepdim=False):
 def norm_derivative(x: Tensor, norm: Tensor, ord: float, dim, keepdim: bool) -> Tensor:
     """d||x||_p / dx = sgn(x) |x|^(p-1) / ||x||^(p-1), set to 0 where x = 0
     and where the norm is 0 (torch's convention)."""
-    shape = x.data.shape
-    norm = expand_reduced(norm, shape, dim, keepdim)
-    nonzero_x, nonzero_norm = x.data != 0, norm.data != 0
     if ord == 1:
         return x.sign()
+    norm = expand_reduced(norm, x.data.shape, dim, keepdim)
+    nonzero_x, nonzero_norm = x.data != 0, norm.data != 0
     with np.errstate(divide="ignore", invalid="ignore"):  # the 0/0 and 0 * inf masked here
         if ord == 2:
             return masked(x / norm, nonzero_norm)

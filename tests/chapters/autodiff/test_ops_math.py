@@ -69,6 +69,29 @@ def test_vector_norm_forward_mode_matches_torch_func_jvp(ord):
     assert_close(ours, theirs, rtol=1e-12, atol=1e-12, what="tangent")
 
 
+_SMOOTH = np.array([[0.5, -1.5, 2.0], [1.0, 3.0, -0.25]])  # no zeros: the norm is smooth
+
+
+@pytest.mark.parametrize("ord", [2, 3, 1.5, 0.5, -1], ids=str)
+def test_vector_norm_gradient_passes_gradcheck(ord):
+    x = ad.tensor(_SMOOTH, requires_grad=True)
+    assert ad.gradcheck(lambda x: ad.linalg.vector_norm(x, ord, dim=1), (x,))
+
+
+@pytest.mark.parametrize("ord", [2, 3, 0.5], ids=str)
+def test_vector_norm_second_derivative_matches_torch(ord):
+    """The rule is made of differentiable ops, so a second backward works:
+    the Hessian times a vector, against torch's."""
+    v = np.array([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]])
+    x = ad.tensor(_SMOOTH, requires_grad=True)
+    (g,) = ad.grad(ad.linalg.vector_norm(x, ord), x, create_graph=True)
+    (ours,) = ad.grad((g * ad.tensor(v)).sum(), x)
+    xt = torch.tensor(_SMOOTH, requires_grad=True)
+    (gt,) = torch.autograd.grad(torch.linalg.vector_norm(xt, ord), xt, create_graph=True)
+    (theirs,) = torch.autograd.grad((gt * torch.from_numpy(v)).sum(), xt)
+    assert_close(ours, theirs, rtol=1e-10, atol=1e-12, what="Hessian-vector product")
+
+
 # ----------------------------------------------------------------- matrix norms
 
 MATRICES = {
