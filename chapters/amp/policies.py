@@ -47,17 +47,17 @@ from chapters.autodiff.dispatch import AUTOCAST, FLOAT32, LOWER_PRECISION, PROMO
 
 LOWER = LOWER_PRECISION
 
-_CUDA_LOWER = """addbmm addmm addmv addr chain_matmul multi_dot conv3d conv_transpose1d
-conv_transpose3d GRUCell LSTMCell mm mv prelu RNNCell"""
+_CUDA_LOWER = """addbmm addr chain_matmul multi_dot conv3d conv_transpose1d
+conv_transpose3d GRUCell LSTMCell prelu RNNCell"""
 
-_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss cdist cosine_similarity dist erfinv
+_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss cdist cosine_similarity erfinv
 group_norm hinge_embedding_loss kl_div margin_ranking_loss multilabel_margin_loss
-multi_margin_loss norm normalize pdist poisson_nll_loss reciprocal sinh smooth_l1_loss
+multi_margin_loss normalize pdist poisson_nll_loss reciprocal sinh smooth_l1_loss
 soft_margin_loss softmin softplus renorm triplet_margin_loss"""
 
-_CUDA_PROMOTE = """addcdiv addcmul atan2 bilinear cross grid_sample index_put tensordot"""
+_CUDA_PROMOTE = """atan2 bilinear cross grid_sample index_put tensordot"""
 
-_CPU_LOWER = """conv3d mm linalg_vecdot addmm addbmm _convolution conv_tbc mkldnn_rnn_layer
+_CPU_LOWER = """conv3d linalg_vecdot addbmm _convolution conv_tbc mkldnn_rnn_layer
 conv_transpose1d conv_transpose3d prelu _native_multi_head_attention"""
 
 _CPU_FLOAT32 = """avg_pool3d grid_sampler polar quantile nanquantile stft cdist trace

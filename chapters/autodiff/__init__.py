@@ -8,7 +8,8 @@ history backwards. Mode state is per thread (:mod:`.modes`).
 ``functional`` holds ``torch.nn.functional``'s names.
 """
 
-from . import functional
+from . import functional, linalg
+from . import inplace as _inplace  # noqa: F401  (attaches the in-place twins, x.exp_())
 from . import ops as _ops  # noqa: F401  (registers every op's kernel, rules and facts)
 from .anomaly import detect_anomaly
 from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
@@ -80,6 +81,7 @@ from .functions import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
+from .ops.comparison import allclose, clamp_max, clamp_min, equal
 from .ops.contract import baddbmm, bmm, dot, einsum, outer
 from .ops.count import (
     argwhere,
@@ -111,6 +113,8 @@ from .ops.elementwise import (
     sin,
     tan,
 )
+from .ops.norms import dist, norm
+from .ops.products import addcdiv, addcmul, addmm, addmv, mm, mv
 from .ops.rearrange import diag, flip, repeat, roll, tile, tril, triu
 from .ops.rounding import ceil, fix, floor, floor_divide, fmod, frac, remainder, round, trunc
 from .ops.scan import all, any, cummax, cummin, cumprod, cumsum, prod
@@ -155,5 +159,8 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "unflatten",
     "argwhere", "bincount", "count_nonzero", "diff", "masked_select",  # ops.count
     "repeat_interleave",
+    "addcdiv", "addcmul", "addmm", "addmv", "mm", "mv",  # ops.products
+    "allclose", "clamp_max", "clamp_min", "equal",  # ops.comparison
+    "dist", "linalg", "norm",  # ops.norms, and torch.linalg's namespace
 ]
 __all__ += ["autograd", "utils"]

@@ -29,6 +29,9 @@ count           masked_select, argwhere, count_nonzero, bincount, diff,
                 repeat_interleave (getitem, sub, scatter_add compositions)
 linalg          matmul, linear
 contract        einsum (dot, outer, bmm, baddbmm: matmul, mul, add with torch's checks)
+products        mm, addmm, mv, addmv, addcmul, addcdiv: compositions with torch's checks
+comparison      allclose, equal (Python bools), clamp_min, clamp_max (clamp)
+norms           vector_norm (p-norms, its rule), matrix_norm, norm, dist (compositions)
 conv            im2col, col2im, conv2d (stride, padding, dilation, groups)
 pool            max_pool2d, avg_pool2d (ceil_mode, dilation, count_include_pad)
 conv_transpose  conv_transpose2d (conv2d's input adjoint, run forward)
@@ -46,6 +49,7 @@ of their own and live with the user API in :mod:`chapters.autodiff.functional`.
 from . import (
     arith,
     bitwise,
+    comparison,
     contract,
     conv,
     conv_transpose,
@@ -55,8 +59,10 @@ from . import (
     linalg,
     norm,
     normal,
+    norms,
     pad,
     pool,
+    products,
     rearrange,
     reduce,
     rounding,
@@ -69,7 +75,7 @@ from . import (
     unary,
 )
 
-__all__ = ["arith", "bitwise", "contract", "conv", "conv_transpose", "elementwise", "index",
-           "linalg", "norm", "normal", "pad", "pool", "rearrange", "reduce", "rounding", "scan",
-           "scatter_reduce", "select", "shape", "sorting", "unary"]
-__all__ += ["count", "split"]
+__all__ = ["arith", "bitwise", "comparison", "contract", "conv", "conv_transpose", "count",
+           "elementwise", "index", "linalg", "norm", "normal", "norms", "pad", "pool",
+           "products", "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "select",
+           "shape", "sorting", "split", "unary"]
