@@ -10,7 +10,9 @@ several by mode: :data:`PADDING_OPS`).
 One module per topic; this package re-exports their public names:
 
 =============  ================================================================
-activations    relu, gelu, silu, softplus, elu, ... softmax, log_softmax
+activations    relu, gelu, silu, softplus, elu, selu, celu, mish, logsigmoid,
+               softmax, log_softmax
+piecewise      hardtanh, relu6, hardsigmoid, hardswish
 layers         linear, dropout, embedding
 convolution    conv1d, conv2d, conv_transpose2d
 pooling        max/avg_pool1d and 2d, adaptive_avg/max_pool2d
@@ -23,10 +25,33 @@ resampling     pad, interpolate
 =============  ================================================================
 """
 
-from .activations import gelu, leaky_relu, log_softmax, relu, sigmoid, silu, softmax, tanh
+from .activations import (
+    celu,
+    elu,
+    gelu,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    mish,
+    relu,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    tanh,
+)
 from .attention import attention_bias, scaled_dot_product_attention
 from .convolution import conv1d, conv2d, conv_transpose2d
-from .distances import l1_loss, mse_loss
+from .distances import (
+    cosine_similarity,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    pairwise_distance,
+    smooth_l1_loss,
+)
 from .layers import dropout, embedding, linear
 from .losses import (
     binary_cross_entropy,
@@ -35,15 +60,26 @@ from .losses import (
     nll_loss,
     one_hot,
 )
-from .normalization import batch_norm, layer_norm
-from .pooling import avg_pool2d, max_pool2d
+from .normalization import batch_norm, group_norm, layer_norm, normalize
+from .piecewise import hardsigmoid, hardswish, hardtanh, relu6
+from .pooling import (
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from .resampling import INTERPOLATE_MODES, PADDING_OPS, interpolate, pad
 
 __all__ = [
-    "INTERPOLATE_MODES", "PADDING_OPS", "attention_bias", "avg_pool2d", "batch_norm",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
-    "conv_transpose2d", "cross_entropy", "dropout", "embedding", "gelu", "interpolate",
-    "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool2d", "mse_loss",
-    "nll_loss", "one_hot", "pad", "relu", "scaled_dot_product_attention", "sigmoid", "silu",
-    "softmax", "tanh",
+    "INTERPOLATE_MODES", "PADDING_OPS", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+    "attention_bias", "avg_pool1d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d", "conv_transpose2d",
+    "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "group_norm",
+    "hardsigmoid", "hardswish", "hardtanh", "huber_loss", "interpolate", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d",
+    "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
+    "pairwise_distance", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid",
+    "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
 ]

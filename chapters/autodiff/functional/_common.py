@@ -47,3 +47,20 @@ def _reduce(loss: Tensor, reduction: str, weight_sum=None) -> Tensor:
     if reduction == "mean":
         return loss.sum() / weight_sum if weight_sum is not None else loss.mean()
     raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _vector_norm(x: Tensor, p: float, dim, keepdim: bool, floor: float | None = None) -> Tensor:
+    """||x||_p = (sum |x_i|^p)^(1/p) along ``dim`` (max |x_i| for p = inf), from
+    ops with rules. With a ``floor``, max(||x||_p, floor), clamped before the
+    root (max(s, floor^p)^(1/p) is the same number): the root then never sees
+    0, whose infinite slope would turn a zero gradient into NaN."""
+    if p == float("inf"):
+        norm = x.abs().amax(dim, keepdim)
+        return norm if floor is None else norm.clamp(min=floor)
+    if p <= 0:
+        raise NotImplementedError(f"norm: p={p} is not implemented; use a positive p or "
+                                  "float('inf')")
+    total = (x.abs() ** p).sum(dim, keepdim)
+    if floor is not None:
+        total = total.clamp(min=floor ** p)
+    return total ** (1 / p)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..dispatch import public
+from ..dispatch import FLOAT32, public
 from ..tensor import Tensor, apply
 from ._common import _floating_only, _tensor
 
@@ -56,3 +56,79 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     x = input if dtype is None else input.to(dtype)
     return x.log_softmax(dim)
+
+
+# The activations below are compositions of ops that have rules (exp, log1p,
+# expm1, tanh, clamp, where), so their gradients come from those rules. Where
+# a branch of ``where`` could overflow (exp of a large x), its input is first
+# clamped to the side where it is chosen: the branch not taken then holds a
+# finite value, and its zero gradient stays zero instead of 0 * inf = NaN.
+
+
+def _softplus(x: Tensor, beta: float, threshold: float) -> Tensor:
+    """softplus without the public-op bookkeeping (shared with logsigmoid and mish)."""
+    bx = x * beta
+    smooth = bx.clamp(max=threshold).exp().log1p() / beta
+    return x.where(bx > threshold, smooth)
+
+
+@public("softplus", autocast={"cuda": FLOAT32})
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """softplus(x) = log(1 + e^(beta x)) / beta, a smooth relu; where
+    beta x > threshold it is x itself (the two differ by less than e^-20).
+    d/dx = sigmoid(beta x) (1 where the linear branch is taken)."""
+    _floating_only("softplus", input)
+    return _softplus(input, beta, threshold)
+
+
+def _elu(x: Tensor, alpha: float, input_scale: float = 1.0) -> Tensor:
+    """x for x > 0, alpha (e^(x input_scale) - 1) otherwise (elu, selu and celu)."""
+    negative = (x.clamp(max=0) * input_scale).expm1() * alpha
+    return x.where(x > 0, negative)
+
+
+@public("elu")
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """elu(x) = x for x > 0, alpha (e^x - 1) otherwise; d/dx = 1 or alpha e^x
+    (at 0 the left side's, alpha, as torch)."""
+    _floating_only("elu", input)
+    return _elu(input, alpha)
+
+
+#: selu's constants (Klambauer et al. 2017): they keep activations at zero mean
+#: and unit variance through deep stacks of layers
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@public("selu")
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """selu(x) = scale * elu(x, alpha) with fixed alpha ~ 1.6733 and scale ~ 1.0507."""
+    _floating_only("selu", input)
+    return _elu(input, SELU_ALPHA) * SELU_SCALE
+
+
+@public("celu")
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """celu(x) = x for x > 0, alpha (e^(x / alpha) - 1) otherwise: elu with
+    slope 1 at 0 from both sides, whatever alpha."""
+    if alpha == 0:
+        raise RuntimeError("celu: alpha cannot be 0 (the negative side is "
+                           "alpha (exp(x / alpha) - 1)); pass a non-zero alpha")
+    _floating_only("celu", input)
+    return _elu(input, alpha, 1 / alpha)
+
+
+@public("logsigmoid")
+def logsigmoid(input: Tensor) -> Tensor:
+    """log sigmoid(x) = -softplus(-x), which stays finite where sigmoid(x)
+    underflows; d/dx = 1 - sigmoid(x) = sigmoid(-x)."""
+    _floating_only("logsigmoid", input)
+    return -_softplus(-input, 1.0, 20.0)
+
+
+@public("mish")
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """mish(x) = x tanh(softplus(x))."""
+    _floating_only("mish", input)
+    return input * _softplus(input, 1.0, 20.0).tanh()

@@ -1,0 +1,73 @@
+"""Piecewise-linear activations: hardtanh, relu6, hardsigmoid, hardswish.
+
+Each is a composition of ``where`` and arithmetic, so it has no rule of its
+own; the pieces are chosen so the gradient at the kinks is torch's (hardtanh
+passes the gradient only strictly inside its bounds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..dispatch import public
+from ..tensor import Tensor
+
+
+def _constant(value: float, like: Tensor) -> np.ndarray:
+    """``value`` as a 0-d array of ``like``'s dtype, so ``where`` keeps that dtype
+    (torch clamps an int64 tensor to int64 bounds)."""
+    return np.asarray(value).astype(like.dtype)
+
+
+def _hardtanh(x: Tensor, min_val: float, max_val: float) -> Tensor:
+    """x clamped to [min_val, max_val]; d/dx = 1 strictly inside, 0 elsewhere."""
+    inside = x.where(x < max_val, _constant(max_val, x))
+    return inside.where(x > min_val, _constant(min_val, x))
+
+
+def _check_hardtanh(op: str, x: Tensor, min_val: float, max_val: float) -> None:
+    if x.dtype == dtypes.bool_:
+        raise RuntimeError(f"{op}: bool inputs are not supported (as in torch); convert "
+                           "first, e.g. x.float()")
+    if x.dtype == dtypes.uint8 and min_val < 0:
+        raise RuntimeError(f"{op}: cannot clamp an unsigned (uint8) tensor to a negative lower "
+                           f"bound {min_val}; convert first, e.g. x.long()")
+
+
+@public("hardtanh")
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """hardtanh(x) = min(max(x, min_val), max_val); d/dx = 1 for
+    min_val < x < max_val, else 0 (0 at the bounds, as torch). Integer
+    inputs keep their dtype."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} cannot be greater than max_val {max_val}")
+    _check_hardtanh("hardtanh", input, min_val, max_val)
+    return _hardtanh(input, min_val, max_val)
+
+
+@public("relu6")
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x) = min(max(x, 0), 6) = hardtanh(x, 0, 6)."""
+    _check_hardtanh("relu6", input, 0.0, 6.0)
+    return _hardtanh(input, 0.0, 6.0)
+
+
+@public("hardsigmoid")
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """hardsigmoid(x) = relu6(x + 3) / 6: 0 for x <= -3, 1 for x >= 3, and
+    x / 6 + 1/2 between; d/dx = 1/6 strictly between -3 and 3, else 0."""
+    dtypes.check_implemented("hardsigmoid", input.dtype, bool_ok=False, integer_ok=False)
+    ramp = ((input + 3) / 6).where(input < 3, _constant(1, input))
+    return ramp.where(input > -3, _constant(0, input))
+
+
+@public("hardswish")
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """hardswish(x) = x relu6(x + 3) / 6: 0 for x <= -3, x for x >= 3, and
+    x (x + 3) / 6 between, whose derivative is x / 3 + 1/2 (0 and 1 at the
+    kinks, as torch: each piece owns its closed end)."""
+    dtypes.check_implemented("hardswish", input.dtype, bool_ok=False, integer_ok=False)
+    quadratic = (input * (input + 3) / 6).where(input < 3, input)
+    return quadratic.where(input > -3, _constant(0, input))
