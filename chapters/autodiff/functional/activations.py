@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..dispatch import FLOAT32, public
+from ..functions import where
 from ..tensor import Tensor, apply
 from ._common import _floating_only, _tensor
 
@@ -59,17 +60,20 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 
 
 # The activations below are compositions of ops that have rules (exp, log1p,
-# expm1, tanh, clamp, where), so their gradients come from those rules. Where
-# a branch of ``where`` could overflow (exp of a large x), its input is first
-# clamped to the side where it is chosen: the branch not taken then holds a
-# finite value, and its zero gradient stays zero instead of 0 * inf = NaN.
+# expm1, tanh, where), so their gradients come from those rules. Where a
+# branch of ``where`` could overflow (exp of a large x), its input is first
+# capped on the side where it is not chosen: the branch not taken then holds
+# a finite value, and its zero gradient stays zero instead of 0 * inf = NaN.
+# NaN fails every comparison, so each ``where`` is written to send it down
+# the branch torch's kernel sends it (its gradient too), and the other
+# branch sees a finite stand-in: 0 * NaN would poison its zero gradient.
 
 
 def _softplus(x: Tensor, beta: float, threshold: float) -> Tensor:
     """softplus without the public-op bookkeeping (shared with logsigmoid and mish)."""
     bx = x * beta
-    smooth = bx.clamp(max=threshold).exp().log1p() / beta
-    return x.where(bx > threshold, smooth)
+    capped = where(bx > threshold, threshold, bx)
+    return where(bx > threshold, x, capped.exp().log1p() / beta)
 
 
 @public("softplus", autocast={"cuda": FLOAT32})
@@ -83,8 +87,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def _elu(x: Tensor, alpha: float, input_scale: float = 1.0) -> Tensor:
     """x for x > 0, alpha (e^(x input_scale) - 1) otherwise (elu, selu and celu)."""
-    negative = (x.clamp(max=0) * input_scale).expm1() * alpha
-    return x.where(x > 0, negative)
+    negative = (where(x <= 0, x, 0.0) * input_scale).expm1() * alpha
+    return where(x <= 0, negative, x)
 
 
 @public("elu")

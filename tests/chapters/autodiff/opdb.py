@@ -902,9 +902,11 @@ def _errors_by_entry() -> dict[str, list[ErrorInput]]:
 
 
 def _build() -> list[OpEntry]:
+    from tests.chapters.autodiff.opdb_func import entries as func_entries
     entries = (_unary_entries() + _binary_entries() + _reduction_entries() + _sorting_entries()
                + _shape_entries() + _indexing_entries() + _contraction_entries()
-               + _nn_entries() + _cast_entries() + _inplace_entries() + _promotion_entries())
+               + _nn_entries() + _cast_entries() + _inplace_entries() + _promotion_entries()
+               + func_entries())
     by_name = {e.name: e for e in entries}
     for name, errors in ERRORS.items():
         by_name[name].errors += errors
