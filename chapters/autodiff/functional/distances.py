@@ -97,7 +97,9 @@ def kl_div(input: Tensor, target, size_average=None, reduce=None, reduction: str
     and the target t probabilities (or log t with ``log_target``). Shapes
     broadcast. ``reduction="batchmean"`` divides the sum by the batch size
     (dim 0), which is the true KL divergence per sample; ``"mean"`` divides
-    by the number of elements, as torch (which warns that it is not KL)."""
+    by the number of elements, as torch (which warns that it is not KL).
+    Where t = 0 the target's gradient is -x here; torch's is NaN (its
+    t log t is xlogy, whose derivative there is 0 / 0)."""
     _no_legacy_reduction("kl_div", size_average, reduce)
     target = _tensor(target)
     for x in (input, target):
