@@ -5,7 +5,19 @@ repr, as torch's, but the engine always returns a new tensor."""
 
 from __future__ import annotations
 
-from .. import functional as F
+from ..functional.activations import (
+    celu,
+    elu,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    mish,
+    selu,
+    silu,
+    softmax,
+    softplus,
+)
+from ..functional.piecewise import hardsigmoid, hardswish, hardtanh
 from ..tensor import Tensor
 from .module import Module
 
@@ -23,7 +35,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope)
+        return leaky_relu(x, self.negative_slope)
 
     def extra_repr(self) -> str:
         return _with_inplace(f"negative_slope={self.negative_slope}", self.inplace)
@@ -43,7 +55,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.softmax(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
+        return softmax(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -53,7 +65,7 @@ class LogSoftmax(Softmax):
     """log softmax along ``dim``, computed as x - logsumexp(x) (no overflow)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.log_softmax(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
+        return log_softmax(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
 
 
 class SiLU(Module):
@@ -64,7 +76,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x)
+        return silu(x)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -78,7 +90,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.elu(x, self.alpha)
+        return elu(x, self.alpha)
 
     def extra_repr(self) -> str:
         return _with_inplace(f"alpha={self.alpha}", self.inplace)
@@ -88,14 +100,14 @@ class CELU(ELU):
     """x for x > 0, ``alpha (e^(x / alpha) - 1)`` otherwise."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.celu(x, self.alpha)
+        return celu(x, self.alpha)
 
 
 class SELU(SiLU):
     """``scale * elu(x, alpha)`` with selu's fixed constants."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.selu(x)
+        return selu(x)
 
 
 class Softplus(Module):
@@ -106,7 +118,7 @@ class Softplus(Module):
         self.beta, self.threshold = beta, threshold
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.softplus(x, self.beta, self.threshold)
+        return softplus(x, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -116,7 +128,7 @@ class Mish(SiLU):
     """x tanh(softplus(x))."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.mish(x)
+        return mish(x)
 
 
 class Hardtanh(Module):
@@ -130,7 +142,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return hardtanh(x, self.min_val, self.max_val)
 
     def extra_repr(self) -> str:
         return _with_inplace(f"min_val={self.min_val}, max_val={self.max_val}", self.inplace)
@@ -150,7 +162,7 @@ class Hardsigmoid(SiLU):
     """relu6(x + 3) / 6 (torch's repr does not show ``inplace`` here)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.hardsigmoid(x)
+        return hardsigmoid(x)
 
     def extra_repr(self) -> str:
         return ""
@@ -160,11 +172,11 @@ class Hardswish(Hardsigmoid):
     """x relu6(x + 3) / 6."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.hardswish(x)
+        return hardswish(x)
 
 
 class LogSigmoid(Module):
     """log sigmoid(x) = -softplus(-x)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.logsigmoid(x)
+        return logsigmoid(x)

@@ -9,7 +9,15 @@ import math
 
 import numpy as np
 
-from .. import functional as F
+from ..functional.convolution import conv1d, conv_transpose2d
+from ..functional.pooling import (
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from ..tensor import Tensor
 from . import init
 from .module import Module, Parameter
@@ -48,7 +56,7 @@ class Conv1d(Module):
         _reset_conv(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        return conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
@@ -72,12 +80,12 @@ class ConvTranspose2d(Module):
         _reset_conv(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+        return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
                                   self.output_padding, self.groups, self.dilation)
 
 
 class MaxPool2d(Module):
-    """``F.max_pool2d`` with its options stored (stride defaults to the kernel)."""
+    """``max_pool2d`` with its options stored (stride defaults to the kernel)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False):
@@ -86,7 +94,7 @@ class MaxPool2d(Module):
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
     def forward(self, x: Tensor):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+        return max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
@@ -96,7 +104,7 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
-    """``F.avg_pool2d`` with its options stored (stride defaults to the kernel)."""
+    """``avg_pool2d`` with its options stored (stride defaults to the kernel)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None):
@@ -106,7 +114,7 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
@@ -115,7 +123,7 @@ class AvgPool2d(Module):
 
 
 class MaxPool1d(Module):
-    """``F.max_pool1d`` with its options stored (stride defaults to the kernel)."""
+    """``max_pool1d`` with its options stored (stride defaults to the kernel)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False):
@@ -125,7 +133,7 @@ class MaxPool1d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, x: Tensor):
-        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+        return max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
@@ -139,7 +147,7 @@ def _one_tuple(value) -> tuple[int]:
 
 
 class AvgPool1d(Module):
-    """``F.avg_pool1d`` with its options stored (stride defaults to the kernel)."""
+    """``avg_pool1d`` with its options stored (stride defaults to the kernel)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True):
@@ -150,7 +158,7 @@ class AvgPool1d(Module):
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
     def extra_repr(self) -> str:
@@ -158,7 +166,7 @@ class AvgPool1d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
-    """``F.adaptive_avg_pool2d``: the mean over each of ``output_size`` windows
+    """``adaptive_avg_pool2d``: the mean over each of ``output_size`` windows
     that tile the input, whatever its size (``1`` is global average pooling)."""
 
     def __init__(self, output_size):
@@ -166,18 +174,18 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(x, self.output_size)
+        return adaptive_avg_pool2d(x, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
 class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
-    """``F.adaptive_max_pool2d``: the maximum over each adaptive window."""
+    """``adaptive_max_pool2d``: the maximum over each adaptive window."""
 
     def __init__(self, output_size, return_indices: bool = False):
         super().__init__(output_size)
         self.return_indices = return_indices
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+        return adaptive_max_pool2d(x, self.output_size, self.return_indices)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import functional as F
+from ..functional.normalization import batch_norm, group_norm, layer_norm
 from ..tensor import Tensor
 from .module import Module, Parameter
 
@@ -39,7 +39,7 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}"
@@ -80,7 +80,7 @@ class _BatchNorm(Module):
         use_batch_stats = self.training or self.running_mean is None
         # Running buffers are passed only when they are to be read (eval) or updated.
         track = not self.training or self.track_running_stats
-        return F.batch_norm(x, self.running_mean if track else None,
+        return batch_norm(x, self.running_mean if track else None,
                             self.running_var if track else None, self.weight, self.bias,
                             training=use_batch_stats, momentum=momentum, eps=self.eps)
 
@@ -101,7 +101,7 @@ class BatchNorm2d(_BatchNorm):
 
 
 class GroupNorm(Module):
-    """``F.group_norm``: the channels split into ``num_groups`` groups, each
+    """``group_norm``: the channels split into ``num_groups`` groups, each
     normalized per sample over its channels and positions, then a
     per-channel affine (``weight`` ones, ``bias`` zeros, as torch: its
     ``state_dict`` names are the same, so torch weights load)."""
@@ -122,7 +122,7 @@ class GroupNorm(Module):
                                 if affine and bias else None)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+        return group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
