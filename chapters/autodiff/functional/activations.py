@@ -79,7 +79,8 @@ def _softplus(x: Tensor, beta: float, threshold: float) -> Tensor:
 @public("softplus", autocast={"cuda": FLOAT32})
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """softplus(x) = log(1 + e^(beta x)) / beta, a smooth relu; where
-    beta x > threshold it is x itself (the two differ by less than e^-20).
+    beta x > threshold it is x itself (they differ by log(1 + e^-(beta x)) / beta,
+    below e^-20 / beta at the default threshold).
     d/dx = sigmoid(beta x) (1 where the linear branch is taken)."""
     _floating_only("softplus", input)
     return _softplus(input, beta, threshold)

@@ -1,8 +1,9 @@
 """Piecewise-linear activations: hardtanh, relu6, hardsigmoid, hardswish.
 
 Each is a composition of ``where`` and arithmetic, so it has no rule of its
-own; the pieces are chosen so the gradient at the kinks is torch's (hardtanh
-passes the gradient only strictly inside its bounds).
+own; the pieces are chosen so the value and gradient at the kinks, and at
+NaN, are torch's (hardtanh passes the gradient only strictly inside its
+bounds; clamped values come detached).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def _hardtanh(x: Tensor, min_val: float, max_val: float) -> Tensor:
     return where(~outside, x, _clamped(x, min_val, max_val))
 
 
-def _check_hardtanh(op: str, x: Tensor, min_val: float, max_val: float) -> None:
+def _check_hardtanh(op: str, x: Tensor, min_val: float) -> None:
+    """torch's refusals: bool inputs, and a negative lower bound for uint8."""
     if x.dtype == dtypes.bool_:
         raise RuntimeError(f"{op}: bool inputs are not supported (as in torch); convert "
                            "first, e.g. x.float()")
@@ -52,14 +54,14 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     inputs keep their dtype."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} cannot be greater than max_val {max_val}")
-    _check_hardtanh("hardtanh", input, min_val, max_val)
+    _check_hardtanh("hardtanh", input, min_val)
     return _hardtanh(input, min_val, max_val)
 
 
 @public("relu6")
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x) = min(max(x, 0), 6) = hardtanh(x, 0, 6)."""
-    _check_hardtanh("relu6", input, 0.0, 6.0)
+    _check_hardtanh("relu6", input, 0.0)
     return _hardtanh(input, 0.0, 6.0)
 
 

@@ -102,8 +102,9 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 def adaptive_windows(m: int, n: int) -> list[tuple[int, int]]:
     """The m windows ``[start, end)`` that adaptive pooling splits n positions
-    into: ``start = floor(i n / m)``, ``end = ceil((i + 1) n / m)``; they
-    cover every position and overlap by at most one when m does not divide n."""
+    into: ``start = floor(i n / m)``, ``end = ceil((i + 1) n / m)``. They
+    cover every position; neighbours share a position where m does not divide
+    n, and repeat positions where m > n."""
     return [(i * n // m, -(-(i + 1) * n // m)) for i in range(m)]
 
 
@@ -150,7 +151,8 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     """The maximum of each adaptive window. A rectangle's maximum is the
     maximum over its rows of the maximum over its columns, so this takes
     ``amax`` over each row window, then over each column window, and stacks
-    them: out_h + out_w reductions, whose rules give the gradient."""
+    them: out_h + out_w reductions, whose rules give the gradient (with tied
+    maxima, amax shares it among them where torch's kernel gives it to one)."""
     if return_indices:
         raise NotImplementedError("adaptive_max_pool2d: return_indices is not implemented; "
                                   "use max_pool2d(..., return_indices=True) where the "
