@@ -5,12 +5,17 @@ statistics, max_pool1d's indices)."""
 
 from __future__ import annotations
 
+import inspect
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 import chapters.autodiff as ad
+import chapters.autodiff.functional as F
 from chapters.autodiff import nn
+from chapters.autodiff.functional.pooling import adaptive_windows
 from chapters.torchcheck import assert_close
 from tests.chapters.autodiff.parity import FLOAT32, FLOAT64, check_both, raises_like_torch
 from tests.chapters.autodiff.test_nn import check_module_parity
@@ -144,7 +149,7 @@ def test_kl_div_batchmean_is_the_divergence_per_sample():
     both = check_both(lambda lib, F, a, b: F.kl_div(a, b, reduction="batchmean"),
                       [log_p, t], FLOAT64)
     assert np.isclose(both.engine_out.item(), expected, rtol=1e-12)
-    mean = ad.nn.functional.kl_div(ad.tensor(log_p), ad.tensor(t), reduction="mean")
+    mean = F.kl_div(ad.tensor(log_p), ad.tensor(t), reduction="mean")
     assert np.isclose(mean.item(), expected / 5, rtol=1e-12)
 
 
@@ -169,13 +174,12 @@ def test_smooth_l1_at_the_seam_is_continuous_with_slope_one(beta):
                       [d, target], FLOAT64)
     assert np.allclose(both.engine_out.data[:2], 0.5 * beta)
     x = ad.tensor(d, requires_grad=True)
-    ad.nn.functional.smooth_l1_loss(x, ad.tensor(target), reduction="sum", beta=beta).backward()
+    F.smooth_l1_loss(x, ad.tensor(target), reduction="sum", beta=beta).backward()
     assert np.allclose(x.grad.data, [-1.0, 1.0, -0.999, 1.0])
 
 
 def test_huber_is_delta_times_smooth_l1():
     x, t = RNG.standard_normal((3, 4)) * 2, RNG.standard_normal((3, 4))
-    F = ad.nn.functional
     huber = F.huber_loss(ad.tensor(x), ad.tensor(t), delta=0.7, reduction="none")
     smooth = F.smooth_l1_loss(ad.tensor(x), ad.tensor(t), beta=0.7, reduction="none")
     assert np.allclose(huber.data, 0.7 * smooth.data, rtol=1e-12)
@@ -214,7 +218,7 @@ def test_group_norm_errors_are_torchs():
 
 def test_max_pool1d_indices_are_positions_along_the_length():
     x = RNG.standard_normal((2, 3, 9)).astype(np.float32)
-    ours = ad.nn.functional.max_pool1d(ad.tensor(x), 3, stride=2, padding=1,
+    ours = F.max_pool1d(ad.tensor(x), 3, stride=2, padding=1,
                                        return_indices=True)
     theirs = torch.nn.functional.max_pool1d(torch.from_numpy(x), 3, stride=2, padding=1,
                                             return_indices=True)
@@ -225,8 +229,6 @@ def test_max_pool1d_indices_are_positions_along_the_length():
 def test_adaptive_windows_cover_the_input_as_torch():
     """Every output window is [floor(i n / m), ceil((i + 1) n / m)): checked by
     pooling a one-hot input, whose average is 1 / window length where it lies."""
-    from chapters.autodiff.functional.pooling import adaptive_windows
-
     assert adaptive_windows(3, 7) == [(0, 3), (2, 5), (4, 7)]
     assert adaptive_windows(4, 2) == [(0, 1), (0, 1), (1, 2), (1, 2)]
     x = np.eye(7, dtype=np.float64)[None, None]
@@ -235,8 +237,19 @@ def test_adaptive_windows_cover_the_input_as_torch():
 
 def test_hardtanh_refuses_a_reversed_range_like_torch():
     with pytest.raises(ValueError, match="min_val"):
-        ad.nn.functional.hardtanh(ad.tensor([1.0]), 2.0, 1.0)
+        F.hardtanh(ad.tensor([1.0]), 2.0, 1.0)
     with pytest.raises(ValueError, match="min_val"):
         nn.Hardtanh(2.0, 1.0)
     with pytest.raises(ValueError):
         torch.nn.functional.hardtanh(torch.tensor([1.0]), 2.0, 1.0)
+
+
+def test_functional_is_a_package_of_small_modules_reexported_by_name():
+    """Each topic module stays short (at most 300 lines) and every public
+    function it defines is reachable as ``F.name``."""
+    for path in sorted(Path(F.__file__).parent.glob("*.py")):
+        assert len(path.read_text().splitlines()) <= 300, f"{path.name} is over 300 lines"
+    defined = {n for n, v in inspect.getmembers(F, inspect.isfunction)
+               if v.__module__.startswith(f"{F.__name__}.")}
+    assert {"softplus", "group_norm", "kl_div", "adaptive_avg_pool2d", "cross_entropy",
+            "pad"} <= defined <= set(F.__all__)
