@@ -50,10 +50,10 @@ LOWER = LOWER_PRECISION
 _CUDA_LOWER = """addbmm addr chain_matmul multi_dot conv3d conv_transpose1d
 conv_transpose3d GRUCell LSTMCell prelu RNNCell"""
 
-_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss cdist cosine_similarity erfinv
-group_norm hinge_embedding_loss kl_div margin_ranking_loss multilabel_margin_loss
-multi_margin_loss normalize pdist poisson_nll_loss reciprocal sinh smooth_l1_loss
-soft_margin_loss softmin softplus renorm triplet_margin_loss"""
+_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss cdist erfinv
+hinge_embedding_loss margin_ranking_loss multilabel_margin_loss
+multi_margin_loss pdist poisson_nll_loss reciprocal sinh
+soft_margin_loss softmin renorm triplet_margin_loss"""
 
 _CUDA_PROMOTE = """atan2 bilinear cross grid_sample index_put tensordot"""
 
@@ -63,8 +63,8 @@ conv_transpose1d conv_transpose3d prelu _native_multi_head_attention"""
 _CPU_FLOAT32 = """avg_pool3d grid_sampler polar quantile nanquantile stft cdist trace
 view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr ormqr
 pinverse max_pool3d max_unpool2d max_unpool3d adaptive_avg_pool3d cosine_embedding_loss
-nll_loss2d hinge_embedding_loss poisson_nll_loss smooth_l1_loss huber_loss
-margin_ranking_loss soft_margin_loss triplet_margin_loss multi_margin_loss ctc_loss kl_div
+nll_loss2d hinge_embedding_loss poisson_nll_loss
+margin_ranking_loss soft_margin_loss triplet_margin_loss multi_margin_loss ctc_loss
 multilabel_margin_loss fft_fft fft_ifft fft_fft2 fft_ifft2 fft_fftn fft_ifftn fft_rfft
 fft_irfft fft_rfft2 fft_irfft2 fft_rfftn fft_irfftn fft_hfft fft_ihfft linalg_cond
 linalg_matrix_rank linalg_solve linalg_cholesky linalg_svdvals linalg_eigvals

@@ -11,9 +11,34 @@ import sys
 
 from .. import functional
 from . import init, utils
+from .activation import (
+    CELU,
+    ELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU6,
+    SiLU,
+    Softmax,
+    Softplus,
+)
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList
-from .conv import AvgPool2d, Conv1d, ConvTranspose2d, MaxPool2d
+from .conv import (
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    Conv1d,
+    ConvTranspose2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .layers import (
     GELU,
     Conv2d,
@@ -27,9 +52,21 @@ from .layers import (
     Sigmoid,
     Tanh,
 )
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineSimilarity,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    PairwiseDistance,
+    SmoothL1Loss,
+)
 from .module import Module, Parameter
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .transformer import TransformerEncoderLayer
 
 sys.modules[f"{__name__}.functional"] = functional
@@ -40,5 +77,9 @@ __all__ = [
     "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "Identity", "LayerNorm", "Linear",
     "MSELoss", "Module", "MultiheadAttention", "Parameter", "ReLU", "Sequential", "Sigmoid",
     "Tanh", "TransformerEncoderLayer", "functional", "init",
+    "CELU", "ELU", "SELU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid",
+    "LogSoftmax", "Mish", "ReLU6", "SiLU", "Softmax", "Softplus",
+    "GroupNorm", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
+    "CosineSimilarity", "HuberLoss", "KLDivLoss", "L1Loss", "NLLLoss", "PairwiseDistance",
+    "SmoothL1Loss", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils",
 ]
-__all__ += ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils"]

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .. import functional as F
+from ..functional import layers as F
 from ..tensor import Tensor
 from . import init
 from .layers import Linear

@@ -11,7 +11,9 @@ import math
 
 import numpy as np
 
-from .. import functional as F
+from ..functional.activations import gelu, relu
+from ..functional.convolution import conv2d
+from ..functional.layers import dropout, embedding, linear
 from ..tensor import Tensor
 from . import init
 from .module import Module, Parameter
@@ -49,7 +51,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.linear(x, self.weight, self.bias)
+        return linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -86,7 +88,7 @@ class Conv2d(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+        return conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
                         dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
@@ -120,7 +122,7 @@ class Sequential(Module):
 
 class ReLU(Module):
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return relu(x)
 
 
 class GELU(Module):
@@ -131,7 +133,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.gelu(x, approximate=self.approximate)
+        return gelu(x, approximate=self.approximate)
 
 
 class Tanh(Module):
@@ -166,7 +168,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, p=self.p, training=self.training)
+        return dropout(x, p=self.p, training=self.training)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
@@ -190,7 +192,7 @@ class Embedding(Module):
             self.weight.data[self.padding_idx] = 0
 
     def forward(self, indices: Tensor) -> Tensor:
-        return F.embedding(indices, self.weight, padding_idx=self.padding_idx)
+        return embedding(indices, self.weight, padding_idx=self.padding_idx)
 
     def extra_repr(self) -> str:
         padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"

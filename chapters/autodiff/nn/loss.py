@@ -1,8 +1,22 @@
-"""Losses as modules: thin wrappers over ``functional`` with torch's defaults."""
+"""Losses and distances as modules: thin wrappers over ``functional`` with torch's defaults."""
 
 from __future__ import annotations
 
-from .. import functional as F
+from ..functional.distances import (
+    cosine_similarity,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    pairwise_distance,
+    smooth_l1_loss,
+)
+from ..functional.losses import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    nll_loss,
+)
 from ..tensor import Tensor
 from .module import Module
 
@@ -15,13 +29,13 @@ class MSELoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target, reduction=self.reduction)
+        return mse_loss(input, target, reduction=self.reduction)
 
 
 class CrossEntropyLoss(Module):
     """``-log softmax(logits)[target]`` averaged over the batch, computed
     through ``log_softmax`` so large logits do not overflow; class ``weight``,
-    ``ignore_index`` and ``label_smoothing`` as ``F.cross_entropy``."""
+    ``ignore_index`` and ``label_smoothing`` as ``cross_entropy``."""
 
     def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
@@ -31,12 +45,12 @@ class CrossEntropyLoss(Module):
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class BCELoss(Module):
-    """Binary cross-entropy of probabilities (see ``F.binary_cross_entropy``)."""
+    """Binary cross-entropy of probabilities (see ``binary_cross_entropy``)."""
 
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
                  reduction: str = "mean"):
@@ -45,13 +59,13 @@ class BCELoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy(input, target, weight=self.weight,
+        return binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(Module):
     """Binary cross-entropy of logits, stable for any logit
-    (see ``F.binary_cross_entropy_with_logits``)."""
+    (see ``binary_cross_entropy_with_logits``)."""
 
     def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
                  reduction: str = "mean", pos_weight: Tensor | None = None):
@@ -61,6 +75,90 @@ class BCEWithLogitsLoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
+        return binary_cross_entropy_with_logits(input, target, weight=self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class L1Loss(Module):
+    """``mean(|input - target|)`` (``reduction="sum"`` or ``"none"`` also)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return l1_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(Module):
+    """``-input[n, target[n]]`` for log-probabilities (see ``nll_loss``); with
+    ``LogSoftmax`` before it, it is ``CrossEntropyLoss``."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
+                 reduce=None, reduction: str = "mean"):
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class SmoothL1Loss(Module):
+    """Quadratic for |input - target| < beta, linear beyond (``smooth_l1_loss``)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0):
+        super().__init__()
+        self.reduction, self.beta = reduction, beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(Module):
+    """``delta`` times SmoothL1Loss with ``beta = delta`` (``huber_loss``)."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__()
+        self.reduction, self.delta = reduction, delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(Module):
+    """KL(target || input) with the input as log-probabilities (``kl_div``);
+    ``reduction="batchmean"`` gives the divergence per sample."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False):
+        super().__init__()
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class CosineSimilarity(Module):
+    """The cosine of the angle between x1 and x2 along ``dim`` (``cosine_similarity``)."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """``||x1 - x2 + eps||_p`` along the last dim (``pairwise_distance``)."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

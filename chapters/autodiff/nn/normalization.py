@@ -1,6 +1,6 @@
-"""Normalisation layers: ``LayerNorm`` and ``BatchNorm1d/2d``.
+"""Normalisation layers: ``LayerNorm``, ``BatchNorm1d/2d`` and ``GroupNorm``.
 
-Both compute ``(x - mean) / sqrt(var + eps) * weight + bias`` with the *biased*
+All compute ``(x - mean) / sqrt(var + eps) * weight + bias`` with the *biased*
 variance; they differ in which axes the statistics are taken over:
 
 * LayerNorm: the last ``len(normalized_shape)`` dims of each sample — no state;
@@ -8,14 +8,16 @@ variance; they differ in which axes the statistics are taken over:
   training it uses the batch's statistics and updates running estimates
   ``running = (1 - momentum) * running + momentum * batch_stat`` (the running
   variance uses the *unbiased* batch variance, as torch); ``eval()`` uses the
-  running estimates, so a model behaves the same on one sample as on many.
+  running estimates, so a model behaves the same on one sample as on many;
+* GroupNorm: each sample's channels in ``num_groups`` groups, each group over
+  its channels and positions — no state, so independent of the batch size.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import functional as F
+from ..functional.normalization import batch_norm, group_norm, layer_norm
 from ..tensor import Tensor
 from .module import Module, Parameter
 
@@ -37,7 +39,7 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}"
@@ -78,7 +80,7 @@ class _BatchNorm(Module):
         use_batch_stats = self.training or self.running_mean is None
         # Running buffers are passed only when they are to be read (eval) or updated.
         track = not self.training or self.track_running_stats
-        return F.batch_norm(x, self.running_mean if track else None,
+        return batch_norm(x, self.running_mean if track else None,
                             self.running_var if track else None, self.weight, self.bias,
                             training=use_batch_stats, momentum=momentum, eps=self.eps)
 
@@ -96,3 +98,32 @@ class BatchNorm2d(_BatchNorm):
     """Over ``(N, C, H, W)`` inputs; statistics per channel over N, H, W."""
 
     expected_ndims = (4,)
+
+
+class GroupNorm(Module):
+    """``group_norm``: the channels split into ``num_groups`` groups, each
+    normalized per sample over its channels and positions, then a
+    per-channel affine (``weight`` ones, ``bias`` zeros, as torch: its
+    ``state_dict`` names are the same, so torch weights load)."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, dtype=np.float32, *, bias: bool = True):
+        super().__init__()
+        if num_groups == 0:
+            raise ZeroDivisionError("GroupNorm: num_groups must be positive, got 0")
+        if num_groups < 0 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_groups={num_groups} must be positive and divide "
+                             f"num_channels={num_channels}")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        self.register_parameter("weight", Parameter(np.ones(num_channels, dtype=dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(num_channels, dtype=dtype))
+                                if affine and bias else None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")

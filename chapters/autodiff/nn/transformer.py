@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import functional as F
+from ..functional import activations as F
 from ..tensor import Tensor
 from .attention import MultiheadAttention
 from .layers import Dropout, Linear

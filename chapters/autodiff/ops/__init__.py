@@ -43,7 +43,8 @@ pad             pad (constant, reflect, replicate, circular) and its adjoint
 
 The losses are compositions of these ops (``cross_entropy`` is
 ``log_softmax`` then ``nll_loss``, itself a ``gather``), so they have no rule
-of their own and live with the user API in :mod:`chapters.autodiff.functional`.
+of their own and live with the user API in :mod:`chapters.autodiff.functional`
+(its ``losses`` and ``distances`` modules).
 """
 
 from . import (

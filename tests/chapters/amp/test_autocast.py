@@ -180,6 +180,20 @@ OPS = {
         (1, 1, 1, 0, 0, 1)[:2 * dims], mode=mode), 1)
        for op, mode in (("reflection", "reflect"), ("replication", "replicate"))
        for dims in (1, 2, 3)},
+    # the functional additions (activations, norms, distances, pools)
+    **{name: (lambda L, F, a, name=name: getattr(F, name)(a - 1), 1) for name in (
+        "softplus", "elu", "selu", "celu", "mish", "hardtanh", "relu6", "logsigmoid",
+        "hardsigmoid", "hardswish", "normalize")},
+    "group_norm": (lambda L, F, a: F.group_norm(a.reshape(1, 4, 4), 2), 1),
+    "cosine_similarity": (lambda L, F, a, b: F.cosine_similarity(a, b), 2),
+    "pairwise_distance": (lambda L, F, a, b: F.pairwise_distance(a, b), 2),
+    "smooth_l1_loss": (lambda L, F, a, b: F.smooth_l1_loss(a, b), 2),
+    "huber_loss": (lambda L, F, a, b: F.huber_loss(a, b), 2),
+    "kl_div": (lambda L, F, a, b: F.kl_div(a.log(), b, reduction="batchmean"), 2),
+    "adaptive_avg_pool2d": (lambda L, F, a: F.adaptive_avg_pool2d(a.reshape(1, 1, 4, 4), 3), 1),
+    "adaptive_max_pool2d": (lambda L, F, a: F.adaptive_max_pool2d(a.reshape(1, 1, 4, 4), 3), 1),
+    "max_pool1d": (lambda L, F, a: F.max_pool1d(a.reshape(1, 4, 4), 2), 1),
+    "avg_pool1d": (lambda L, F, a: F.avg_pool1d(a.reshape(1, 4, 4), 2), 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)

@@ -195,7 +195,7 @@ def _public_names() -> set[str]:
               and (not n.startswith("_") or (n.startswith("__") and getattr(object, n, None)
                                              is not v))}
     functional = {f"F.{n}" for n, v in inspect.getmembers(F, inspect.isfunction)
-                  if not n.startswith("_") and v.__module__ == F.__name__}
+                  if not n.startswith("_") and v.__module__.startswith(f"{F.__name__}.")}
     return top | tensor | functional
 
 
