@@ -164,8 +164,7 @@ OPS = {
     "scaled_dot_product_attention": (lambda L, F, a, b, c: F.scaled_dot_product_attention(
         a.reshape(2, 2, 4), b.reshape(2, 2, 4), c.reshape(2, 2, 4)), 3),
     "binary_cross_entropy": (lambda L, F, a, b: F.binary_cross_entropy(a / 2, b / 2), 2),
-    # one float input: outside autocast, torch's result takes the target's dtype (float32
-    # for a float64 input), where the engine promotes; not an autocast question
+    # input and target from one tensor: outside autocast the loss takes the target's dtype
     "binary_cross_entropy_with_logits": (
         lambda L, F, a: F.binary_cross_entropy_with_logits(a - 1, a / 2), 1),
     "one_hot": (lambda L, F, a: F.one_hot((a * 2).long()), 1),
@@ -194,6 +193,20 @@ OPS = {
     "adaptive_max_pool2d": (lambda L, F, a: F.adaptive_max_pool2d(a.reshape(1, 1, 4, 4), 3), 1),
     "max_pool1d": (lambda L, F, a: F.max_pool1d(a.reshape(1, 4, 4), 2), 1),
     "avg_pool1d": (lambda L, F, a: F.avg_pool1d(a.reshape(1, 4, 4), 2), 1),
+    # cutting into views, counting and repeating (ops.split, ops.count)
+    "chunk": (lambda L, F, a: a.chunk(2, 1)[0], 1),
+    "split": (lambda L, F, a: a.split([1, 3], 0)[1], 1),
+    "tensor_split": (lambda L, F, a: L.tensor_split(a, 3, dim=1)[0], 1),
+    "unbind": (lambda L, F, a: a.unbind(0)[1], 1),
+    "narrow": (lambda L, F, a: a.narrow(1, 1, 2), 1),
+    "unflatten": (lambda L, F, a: a.unflatten(1, (2, 2)), 1),
+    "movedim": (lambda L, F, a: L.movedim(a.reshape(2, 2, 4), 0, 2), 1),
+    "masked_select": (lambda L, F, a: a.masked_select(a > 1), 1),
+    "argwhere": (lambda L, F, a: L.argwhere(a > 1), 1),
+    "count_nonzero": (lambda L, F, a: L.count_nonzero(a > 1, dim=0), 1),
+    "bincount": (lambda L, F, a: L.bincount(L.tensor([0, 1, 1, 3]), weights=a[0]), 1),
+    "diff": (lambda L, F, a: a.diff(dim=1), 1),
+    "repeat_interleave": (lambda L, F, a: a.repeat_interleave(2, dim=0), 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)
