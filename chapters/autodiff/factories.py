@@ -87,5 +87,40 @@ def arange(start, end=None, step=1, dtype=None) -> Tensor:
     return Tensor(np.arange(start, end, step).astype(dtype))
 
 
+def _scalar(value) -> float:
+    """A bound given as a number or a one-element tensor (torch takes both)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from start to end, both included. With
+    h = (end - start) / (steps - 1), value i is start + i h in the first half
+    and end - (steps - 1 - i) h in the second (torch's rule): both ends are
+    exact and the rounding is symmetric about the middle. float32 unless ``dtype`` says
+    otherwise (computed in float32 for the 16-bit floats, in float64 for
+    integers, whose values are then truncated as torch's)."""
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}; "
+                           "pass how many values you want (0 gives an empty tensor)")
+    dtype = dtypes.as_dtype(dtype or dtypes.float32)
+    work = np.dtype(np.float64) if dtype.kind in "biu" or dtype == np.float64 else \
+        np.dtype(np.float32)
+    start, end = work.type(_scalar(start)), work.type(_scalar(end))
+    h = (end - start) / work.type(max(steps - 1, 1))
+    i = np.arange(steps).astype(work)
+    first_half = np.arange(steps) < max(steps // 2, 1)  # one step: start alone
+    values = np.where(first_half, start + i * h, end - (steps - 1 - i) * h)
+    return Tensor(values.astype(dtype), requires_grad=requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, dtype=None,
+             requires_grad: bool = False) -> Tensor:
+    """base ** linspace(start, end, steps): ``steps`` values evenly spaced on a
+    log scale, from base^start to base^end."""
+    exponents = linspace(start, end, steps, dtype=dtypes.float64).data
+    return Tensor(np.power(base, exponents).astype(dtypes.as_dtype(dtype or dtypes.float32)),
+                  requires_grad=requires_grad)
+
+
 def eye(n: int, m: int | None = None, dtype=None) -> Tensor:
     return Tensor(np.eye(n, m, dtype=dtypes.as_dtype(dtype or dtypes.float32)))

@@ -165,7 +165,8 @@ NOT_OPS = {
                     "autograd drivers, not ops: test_basics.py, test_forward_mode.py, "
                     "test_gradcheck_anomaly.py"),
     "is_grad_enabled": "reads the grad mode: test_modes.py",
-    **dict.fromkeys(["arange", "as_tensor", "empty", "eye", "full", "ones", "zeros", "tensor",
+    **dict.fromkeys(["arange", "as_tensor", "empty", "eye", "full", "linspace", "logspace",
+                     "ones", "zeros", "tensor",
                      "rand", "randn", "randn_like", "manual_seed"],
                     "factories from sizes or data, no input tensor to compare (test_basics.py; "
                     "random ones draw from another stream than torch's)"),

@@ -141,6 +141,30 @@ def test_arange_takes_torchs_default_dtype(fn):
     same_values(fn, [])
 
 
+LINSPACE = {
+    "seven_steps": lambda lib, F: lib.linspace(0, 1, 7),
+    "negative_to_positive": lambda lib, F: lib.linspace(-1, 1, 4),
+    "decreasing": lambda lib, F: lib.linspace(3.5, -2.25, 10),
+    "one_step": lambda lib, F: lib.linspace(2, 5, 1),
+    "no_steps": lambda lib, F: lib.linspace(0, 1, 0),
+    "tensor_bounds": lambda lib, F: lib.linspace(lib.tensor(0.5), lib.tensor(2.0), 5),
+    "float64": lambda lib, F: lib.linspace(0, 1, 11, dtype=lib.float64),
+    "int64_truncates": lambda lib, F: lib.linspace(0, 10, 5, dtype=lib.int64),
+    "float16": lambda lib, F: lib.linspace(-3, 3, 9, dtype=lib.float16),
+    "logspace": lambda lib, F: lib.logspace(0, 2, 5),
+    "logspace_base_2": lambda lib, F: lib.logspace(-1, 3, 5, base=2, dtype=lib.float64),
+}
+
+
+@pytest.mark.parametrize("fn", list(LINSPACE.values()), ids=list(LINSPACE))
+def test_linspace_and_logspace_give_torchs_values_and_dtypes(fn):
+    same_values(fn, [])
+
+
+def test_linspace_refuses_negative_steps_as_torch():
+    same_error(lambda lib, F: lib.linspace(0, 1, -1))
+
+
 # ------------------------------------------- integer and bool min / max
 
 MIN_MAX = {
