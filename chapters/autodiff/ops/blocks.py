@@ -100,6 +100,9 @@ def _check_cdist(x1, x2, p) -> None:
         raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns, got "
                            f"{x1.shape[-1]} and {x2.shape[-1]} (shapes {list(x1.shape)}, "
                            f"{list(x2.shape)}).")
+    if x1.dtype in (dtypes.float16, dtypes.bfloat16):
+        raise NotImplementedError(f"cdist: not implemented for {x1.dtype} on the CPU (as in "
+                                  "torch); compute in float32, x.float().")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}.")
 

@@ -111,24 +111,34 @@ def _same_dtype(op: str, x: Tensor, source) -> None:
                            f"the same dtype; convert it with source.to(x.dtype).")
 
 
-def _along(op: str, x: Tensor, dim: int, index) -> tuple:
-    """``(d, idx)``: the dim and a 1-d int index in range, for the index_* ops."""
+def _along(op: str, x: Tensor, dim: int, index, *, negative: bool = False,
+           out_of_range=IndexError) -> tuple:
+    """``(d, idx)``: the dim and a 1-d int index in range (counted from the end
+    where ``negative``), with the exception class torch raises for ``op``."""
     idx = index_array(op, index)
     if idx.ndim > 1:
         raise IndexError(f"{op}(): index should have dimension 1 or 0 (got shape "
                          f"{list(idx.shape)}); flatten it with index.reshape(-1).")
     (d,) = normalize_dims(op, dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
-        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
-        raise IndexError(f"{op}(): index {bad} is out of bounds for dimension {d} with size "
-                         f"{size}; indices must lie in [0, {size}).")
-    return d, idx.reshape(-1)
+    low = -size if negative else 0
+    if idx.size and (idx.min() < low or idx.max() >= size):
+        bad = int(idx.min()) if idx.min() < low else int(idx.max())
+        raise out_of_range(f"{op}(): index {bad} is out of bounds for dimension {d} with size "
+                           f"{size}; indices must lie in [{low}, {size}).")
+    return d, idx.reshape(-1) % size
 
 
-def _positions_along(op: str, x: Tensor, dim: int, index, source: Tensor) -> np.ndarray:
+def _long_only(op: str, index, error) -> None:
+    """index_copy and index_fill take int64 indices only (index_add also int32)."""
+    if np.asarray(index.data if isinstance(index, Tensor) else index).dtype != np.int64:
+        raise error(f"{op}(): Expected dtype int64 for index; convert it with index.long().")
+
+
+def _positions_along(op: str, x: Tensor, dim: int, index, source: Tensor,
+                     out_of_range=IndexError) -> np.ndarray:
     """P[..., index, ...] along dim, which must have source's shape."""
-    d, idx = _along(op, x, dim, index)
+    d, idx = _along(op, x, dim, index, out_of_range=out_of_range)
     where = _numbered(x).reshape(x.shape or (1,))[(slice(None),) * d + (idx,)]
     if where.size != source.data.size or (x.ndim and where.shape != source.shape):
         raise RuntimeError(f"{op}(): source of shape {list(source.shape)} does not fit: "
@@ -144,7 +154,7 @@ def index_add(input, dim: int, index, source, *, alpha=1):
     x[..., index[k], ...] along ``dim`` (repeated indices add up); a
     scatter_add, so dL/dx = g and dL/dsource = alpha g[..., index, ...]."""
     _same_dtype("index_add", input, source)
-    where = _positions_along("index_add", input, dim, index, source)
+    where = _positions_along("index_add", input, dim, index, source, RuntimeError)
     scaled = source if alpha == 1 else (source * alpha).to(input.dtype)
     return _write_flat(input, where, scaled, accumulate=True)
 
@@ -156,6 +166,7 @@ def index_copy(input, dim: int, index, source):
     along ``dim``; a scatter, so the overwritten elements of x get no gradient
     and dL/dsource = g[..., index, ...]."""
     _same_dtype("index_copy", input, source)
+    _long_only("index_copy", index, RuntimeError)
     where = _positions_along("index_copy", input, dim, index, source)
     return _write_flat(input, where, source, accumulate=False)
 
@@ -169,7 +180,8 @@ def index_fill(input, dim: int, index, value):
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s); pass value.reshape(()).")
-    d, idx = _along("index_fill", input, dim, index)
+    _long_only("index_fill", index, IndexError)
+    d, idx = _along("index_fill", input, dim, index, negative=True)
     mask = np.zeros(input.shape or (1,), dtype=bool)
     mask[(slice(None),) * d + (idx,)] = True
     return masked_fill(input, Tensor(mask.reshape(input.shape)), value)
