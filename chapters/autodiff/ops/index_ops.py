@@ -261,9 +261,13 @@ def _in_place(name: str, out_of_place):
     return method
 
 
-for _name, _fn in (("index_add", index_add), ("index_copy", index_copy),
-                   ("index_fill", index_fill), ("index_put", index_put)):
-    setattr(Tensor, f"{_name}_", _in_place(_name, _fn))
+def _attach_in_place_forms() -> None:
+    for name, fn in (("index_add", index_add), ("index_copy", index_copy),
+                     ("index_fill", index_fill), ("index_put", index_put)):
+        setattr(Tensor, f"{name}_", _in_place(name, fn))
+
+
+_attach_in_place_forms()
 
 
 def index_put_(input, indices, values, accumulate: bool = False):
