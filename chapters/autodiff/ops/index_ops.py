@@ -70,7 +70,9 @@ def _same_rank(op: str, x: Tensor, idx: np.ndarray) -> None:
 @public("take_along_dim")
 def take_along_dim(input, indices, dim=None):
     """torch.take_along_dim: gather(x, dim, indices) with x and indices
-    broadcast together off ``dim``; with no dim, both are flattened first."""
+    broadcast together off ``dim``; with no dim, both are flattened first.
+    An index past the end is an IndexError here (torch's CPU kernel does not
+    check it and reads whatever lies there)."""
     idx = _long_index("take_along_dim", indices)
     if dim is None:
         return take_along_dim(input.reshape(-1), Tensor(idx.reshape(-1)), 0)

@@ -105,6 +105,7 @@ def _block_entries() -> list[OpEntry]:
             one("p1", _x(rng, 3, 2), _x(rng, 4, 2), p=1.0),
             one("p3", _x(rng, 3, 2), _x(rng, 2, 2), p=3.0),
             one("p-inf", _x(rng, 3, 2), _x(rng, 2, 2), p=float("inf")),
+            one("p0", _x(rng, 3, 2), _x(rng, 2, 2), p=0.0),
             one("batch-broadcast", _x(rng, 2, 3, 2), _x(rng, 1, 4, 2)),
             one("empty", _x(rng, 0, 2), _x(rng, 3, 2)),
             one("transposed", _x(rng, 2, 3), _x(rng, 4, 2), view=transposed)],
@@ -183,7 +184,9 @@ def _write_entries() -> list[OpEntry]:
                     error("source rows differ", lambda lib, F, x, s, i: x.index_add(0, i, s),
                           m23, ones_(3, 3), i01),
                     error("float index", lambda lib, F, x, s, i: x.index_add(0, i, s), m23,
-                          m23, ones_(2))]),
+                          m23, ones_(2)),
+                    error("index out of range", lambda lib, F, x, s, i: x.index_add(0, i, s),
+                          m23, m23, _ints(0, 5))]),
         entry("index_copy", _positional("index_copy", 1, T(1), T(0)), lambda rng: [
             Sample("dim1", (_x(rng, 2, 3), _x(rng, 2, 2)), (_ints(2, 0),)),
             Sample("empty-index", (_x(rng, 2, 3), _x(rng, 2, 0)), (np.zeros(0, np.int64),)),
