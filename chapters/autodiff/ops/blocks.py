@@ -47,7 +47,7 @@ def block_diag(*tensors):
     blocks = [_as_matrix(i, t) for i, t in enumerate(tensors)]
     if not blocks:
         return Tensor(np.zeros((1, 0), dtypes.float32))
-    dtype = dtypes.result_dtype([b.data for b in blocks])
+    dtype = dtypes.result_dtype([t.data for t in tensors])  # a 0-d block promotes as 0-d
     width = sum(b.shape[1] for b in blocks)
     bands, left = [], 0
     for b in blocks:

@@ -131,6 +131,16 @@ def test_cdist_p2_on_more_rows_than_torch_computes_directly():
     check(lambda lib, a, b: lib.cdist(a, b), x1, x2)
 
 
+@pytest.mark.parametrize("blocks", [
+    lambda lib: (lib.tensor([1], dtype=lib.int32), lib.tensor(3)),  # 0-d promotes as 0-d
+    lambda lib: (lib.tensor([1], dtype=lib.int32), lib.tensor(3.0)),
+    lambda lib: (lib.ones(2, 1, dtype=lib.int64), lib.tensor([2.5], dtype=lib.float64)),
+])
+def test_block_diag_promotes_as_torch(blocks):
+    ours, theirs = ad.block_diag(*blocks(ad)), torch.block_diag(*blocks(torch))
+    assert_close(ours, theirs, rtol=0, atol=0, what="block_diag")
+
+
 def test_trace_gradient_is_the_identity():
     x = ad.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     ad.trace(x).backward()
