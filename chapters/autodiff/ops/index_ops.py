@@ -157,6 +157,8 @@ def index_add(input, dim: int, index, source, *, alpha=1):
     scatter_add, so dL/dx = g and dL/dsource = alpha g[..., index, ...]."""
     _same_dtype("index_add", input, source)
     where = _positions_along("index_add", input, dim, index, source, RuntimeError)
+    if input.dtype.kind in "iu":  # torch converts alpha to the integer dtype first
+        alpha = int(alpha)
     scaled = source if alpha == 1 else (source * alpha).to(input.dtype)
     return _write_flat(input, where, scaled, accumulate=True)
 
@@ -201,13 +203,14 @@ def _index_parts(x: Tensor, indices) -> tuple:
         if a.dtype != np.bool_ and a.dtype.kind not in "iu":
             raise IndexError(f"index_put(): tensors used as indices must be long, int, byte or "
                              f"bool tensors, got {a.dtype}; convert with .long().")
+        spans = a.ndim if a.dtype == np.bool_ else 1
+        if dim + spans > x.ndim:
+            raise IndexError(f"index_put(): too many indices for a tensor of dimension "
+                             f"{x.ndim} (got {dim + spans}); give at most one per dim.")
         if a.dtype != np.bool_:
             a = _wrapped("index_put", a.astype(np.int64), x.shape[dim], dim)
         parts.append(a)
-        dim += a.ndim if a.dtype == np.bool_ else 1
-    if dim > x.ndim:
-        raise IndexError(f"index_put(): too many indices for a tensor of dimension {x.ndim} "
-                         f"(got {dim}).")
+        dim += spans
     return tuple(parts)
 
 

@@ -96,6 +96,20 @@ def test_index_add_gradients_with_repeats_and_alpha():
           rng.standard_normal((2, 3)), rng.standard_normal((2, 3)))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_index_add_alpha_as_torch_converts_it(dtype):
+    """An integer tensor takes int(alpha): 1 + int(2.5) * -3 = -5."""
+    def call(lib):
+        x = lib.tensor([1, 2]).to(getattr(lib, dtype))
+        return x.index_add(0, lib.tensor([0, 0]), lib.tensor([-3, 1]).to(x.dtype), alpha=2.5)
+    assert_close(call(ad), call(torch), rtol=0, atol=0, what="index_add")
+
+
+def test_index_put_refuses_more_indices_than_dims():
+    with pytest.raises(IndexError, match="too many indices"):
+        ad.ones(2, 3).index_put((ad.tensor([0]),) * 3, ad.tensor(1.0))
+
+
 def test_index_fill_gradient_reaches_a_0d_value():
     check(lambda lib, x, v: x.index_fill(0, lib.tensor([2, 0]), v),
           rng.standard_normal((3, 2)), rng.standard_normal(()))
