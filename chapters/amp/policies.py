@@ -50,17 +50,17 @@ LOWER = LOWER_PRECISION
 _CUDA_LOWER = """addbmm addr chain_matmul multi_dot conv3d conv_transpose1d
 conv_transpose3d GRUCell LSTMCell prelu RNNCell"""
 
-_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss cdist erfinv
+_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss erfinv
 hinge_embedding_loss margin_ranking_loss multilabel_margin_loss
 multi_margin_loss pdist poisson_nll_loss reciprocal sinh
 soft_margin_loss softmin renorm triplet_margin_loss"""
 
-_CUDA_PROMOTE = """atan2 bilinear cross grid_sample index_put tensordot"""
+_CUDA_PROMOTE = """atan2 bilinear cross grid_sample tensordot"""
 
 _CPU_LOWER = """conv3d linalg_vecdot addbmm _convolution conv_tbc mkldnn_rnn_layer
 conv_transpose1d conv_transpose3d prelu _native_multi_head_attention"""
 
-_CPU_FLOAT32 = """avg_pool3d grid_sampler polar quantile nanquantile stft cdist trace
+_CPU_FLOAT32 = """avg_pool3d grid_sampler polar quantile nanquantile stft
 view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr ormqr
 pinverse max_pool3d max_unpool2d max_unpool3d adaptive_avg_pool3d cosine_embedding_loss
 nll_loss2d hinge_embedding_loss poisson_nll_loss
@@ -74,7 +74,7 @@ fractional_max_pool2d fractional_max_pool3d adaptive_max_pool3d
 multilabel_margin_loss_forward linalg_qr linalg_cholesky_ex linalg_svd linalg_eig
 linalg_eigh linalg_lstsq linalg_inv_ex"""
 
-_CPU_PROMOTE = "index_copy"
+_CPU_PROMOTE = ""
 
 
 def engine_ops() -> dict[str, str]:

@@ -83,6 +83,7 @@ from .functions import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
+from .ops.blocks import block_diag, cdist, kron, trace
 from .ops.comparison import allclose, clamp_max, clamp_min, equal
 from .ops.contract import baddbmm, bmm, dot, einsum, outer
 from .ops.count import (
@@ -115,12 +116,31 @@ from .ops.elementwise import (
     sin,
     tan,
 )
+from .ops.grids import (
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    combinations,
+    meshgrid,
+    tril_indices,
+    triu_indices,
+)
+from .ops.index_ops import (
+    index_add,
+    index_copy,
+    index_fill,
+    index_put,
+    index_put_,
+    take,
+    take_along_dim,
+)
 from .ops.norms import dist, norm
 from .ops.products import addcdiv, addcmul, addmm, addmv, mm, mv
 from .ops.rearrange import diag, flip, repeat, roll, tile, tril, triu
 from .ops.rounding import ceil, fix, floor, floor_divide, fmod, frac, remainder, round, trunc
 from .ops.scan import all, any, cummax, cummin, cumprod, cumsum, prod
 from .ops.scatter_reduce import scatter_reduce
+from .ops.search import bucketize, histc, isin, searchsorted
 from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
 from .ops.sorting import argsort, msort, sort, topk, unique
 from .ops.split import chunk, moveaxis, movedim, narrow, split, tensor_split, unbind, unflatten
@@ -167,3 +187,9 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "dist", "linalg", "norm",  # ops.norms, and torch.linalg's namespace
 ]
 __all__ += ["autograd", "utils"]
+__all__ += [  # ops.grids, ops.blocks, ops.index_ops, ops.search
+    "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "combinations", "meshgrid",
+    "tril_indices", "triu_indices", "block_diag", "cdist", "kron", "trace",
+    "index_add", "index_copy", "index_fill", "index_put", "index_put_", "take",
+    "take_along_dim", "bucketize", "histc", "isin", "searchsorted",
+]

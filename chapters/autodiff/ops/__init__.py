@@ -37,6 +37,12 @@ pool            max_pool2d, avg_pool2d (ceil_mode, dilation, count_include_pad)
 conv_transpose  conv_transpose2d (conv2d's input adjoint, run forward)
 norm            layer_norm, batch_norm
 pad             pad (constant, reflect, replicate, circular) and its adjoint
+grids           meshgrid, broadcast_tensors, broadcast_shapes, cartesian_prod,
+                combinations, tril_indices, triu_indices (expand, getitem: no rules)
+blocks          block_diag, kron, trace, cdist (cat, mul, diag, vector_norm: no rules)
+index_ops       take, take_along_dim, index_add/copy/fill/put and their in-place
+                forms (getitem, gather, scatter, scatter_add: no rules)
+search          isin, searchsorted, bucketize, histc (positions and counts, no gradient)
 ==============  ===================================================================
 
 ``resample`` holds the resize matrices of ``F.interpolate`` (no op of its own).
@@ -50,13 +56,16 @@ of their own and live with the user API in :mod:`chapters.autodiff.functional`
 from . import (
     arith,
     bitwise,
+    blocks,
     comparison,
     contract,
     conv,
     conv_transpose,
     count,
     elementwise,
+    grids,
     index,
+    index_ops,
     linalg,
     norm,
     normal,
@@ -69,6 +78,7 @@ from . import (
     rounding,
     scan,
     scatter_reduce,
+    search,
     select,
     shape,
     sorting,
@@ -76,7 +86,7 @@ from . import (
     unary,
 )
 
-__all__ = ["arith", "bitwise", "comparison", "contract", "conv", "conv_transpose", "count",
-           "elementwise", "index", "linalg", "norm", "normal", "norms", "pad", "pool",
-           "products", "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "select",
-           "shape", "sorting", "split", "unary"]
+__all__ = ["arith", "bitwise", "blocks", "comparison", "contract", "conv", "conv_transpose",
+           "count", "elementwise", "grids", "index", "index_ops", "linalg", "norm", "normal",
+           "norms", "pad", "pool", "products", "rearrange", "reduce", "rounding", "scan",
+           "scatter_reduce", "search", "select", "shape", "sorting", "split", "unary"]

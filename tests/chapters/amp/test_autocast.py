@@ -207,6 +207,30 @@ OPS = {
     "bincount": (lambda L, F, a: L.bincount(L.tensor([0, 1, 1, 3]), weights=a[0]), 1),
     "diff": (lambda L, F, a: a.diff(dim=1), 1),
     "repeat_interleave": (lambda L, F, a: a.repeat_interleave(2, dim=0), 1),
+    # grids, blocks, reading and writing by position, searching (ops.grids, blocks,
+    # index_ops, search)
+    "meshgrid": (lambda L, F, a, b: L.meshgrid(a[0], b[0], indexing="ij")[1], 2),
+    "broadcast_tensors": (lambda L, F, a, b: L.broadcast_tensors(a[:1], b)[0], 2),
+    "broadcast_shapes": (lambda L, F, a: a[0].expand(L.broadcast_shapes((4,), (2, 1))), 1),
+    "cartesian_prod": (lambda L, F, a, b: L.cartesian_prod(a[0], b[0]), 2),
+    "combinations": (lambda L, F, a: L.combinations(a[0], 3), 1),
+    "tril_indices": (lambda L, F, a: a[tuple(L.tril_indices(4, 4))], 1),
+    "triu_indices": (lambda L, F, a: a[tuple(L.triu_indices(4, 4, 1))], 1),
+    "block_diag": (lambda L, F, a, b: L.block_diag(a, b[:2]), 2),
+    "kron": (lambda L, F, a, b: L.kron(a[:2, :2], b[:2]), 2),
+    "trace": (lambda L, F, a: L.trace(a), 1),
+    "cdist": (lambda L, F, a, b: L.cdist(a, b[:3].to(a.dtype)), 2),  # torch: float32/64 only
+    "take": (lambda L, F, a: a.take(L.tensor([0, 5, 15])), 1),
+    "take_along_dim": (lambda L, F, a: a.take_along_dim(L.tensor([[1], [0], [3], [2]]), 1), 1),
+    "index_add": (lambda L, F, a, b: a.index_add(0, L.tensor([2, 0]), b[:2], alpha=2), 2),
+    "index_copy": (lambda L, F, a, b: a.index_copy(0, L.tensor([2, 0]), b[:2]), 2),
+    "index_fill": (lambda L, F, a: a.index_fill(1, L.tensor([1, 3]), -0.5), 1),
+    "index_put": (lambda L, F, a, b: a.index_put((L.tensor([1, 1]),), b[0], accumulate=True),
+                  2),
+    "isin": (lambda L, F, a, b: L.isin(a, b[0]), 2),
+    "searchsorted": (lambda L, F, a, b: L.searchsorted(a[0].sort().values, b), 2),
+    "bucketize": (lambda L, F, a, b: L.bucketize(b, a[0].sort().values), 2),
+    "histc": (lambda L, F, a: a.histc(bins=5, min=0.5, max=2), 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)
