@@ -207,6 +207,14 @@ OPS = {
     "bincount": (lambda L, F, a: L.bincount(L.tensor([0, 1, 1, 3]), weights=a[0]), 1),
     "diff": (lambda L, F, a: a.diff(dim=1), 1),
     "repeat_interleave": (lambda L, F, a: a.repeat_interleave(2, dim=0), 1),
+    # more elementwise math (ops.transcendental, ops.binary_math)
+    **{name: (lambda L, F, a, name=name: getattr(L, name)(a), 1) for name in (
+        "reciprocal", "exp2", "sinh", "cosh", "asinh", "acosh", "sinc", "deg2rad", "rad2deg",
+        "nan_to_num", "logical_not")},
+    "atanh": (lambda L, F, a: L.atanh(a - 1.5), 1),
+    **{name: (lambda L, F, a, b, name=name: getattr(L, name)(a, b), 2) for name in (
+        "atan2", "hypot", "fmax", "fmin", "xlogy", "logaddexp", "float_power", "logical_and",
+        "logical_or", "logical_xor")},
 }
 
 # ops whose backward we also compare (gradient dtypes and values)
