@@ -110,9 +110,6 @@ from .ops.binary_math import (
     fmin,
     hypot,
     logaddexp,
-    logical_and,
-    logical_or,
-    logical_xor,
     xlogy,
 )
 from .ops.comparison import allclose, clamp_max, clamp_min, equal
@@ -166,7 +163,10 @@ from .ops.transcendental import (
     cosh,
     deg2rad,
     exp2,
+    logical_and,
     logical_not,
+    logical_or,
+    logical_xor,
     nan_to_num,
     rad2deg,
     reciprocal,

@@ -15,9 +15,8 @@ normal          erf, normal_cdf (Phi), gelu
 elementwise     sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
                 isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
 transcendental  reciprocal, exp2, sinh, cosh, asinh, acosh, atanh, sinc; deg2rad,
-                rad2deg, nan_to_num, logical_not (compositions)
-binary_math     atan2, hypot, fmax, fmin, xlogy, logaddexp (float_power, logical_and/
-                or/xor: compositions)
+                rad2deg, nan_to_num, logical_not/and/or/xor (compositions)
+binary_math     atan2, hypot, fmax, fmin, xlogy, logaddexp (float_power: a composition)
 aliases         multiply, subtract, divide, true_divide, absolute, negative, greater,
                 less, ...: torch's other names for existing ops (no kernels, no rules)
 rounding        floor, ceil, trunc, round, frac, remainder, fmod, div_rounded

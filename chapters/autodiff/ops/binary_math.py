@@ -1,5 +1,5 @@
 """Two-input math: atan2, hypot, fmax, fmin, xlogy, logaddexp (kernels and
-rules); float_power and logical_and/or/xor (compositions).
+rules); float_power (a composition) and its in-place form.
 
 Each kernel takes its operands promoted to one dtype (torch's type
 promotion, :func:`~chapters.autodiff.core.operands`) and broadcast. The
@@ -58,7 +58,7 @@ def _quiet(fn):
     return kernel
 
 
-def _require_tensor(op: str, other) -> None:
+def require_tensor(op: str, other) -> None:
     if not isinstance(other, Tensor):
         raise TypeError(f"{op}(): argument 'other' must be a Tensor, not "
                         f"{type(other).__name__}; wrap a number first, e.g. "
@@ -68,7 +68,7 @@ def _require_tensor(op: str, other) -> None:
 def _promoted(op: str, input, other, *, floating_only: bool = False) -> tuple:
     """Both operands in their promoted dtype; ``floating_only`` refuses integer
     and bool results with torch's NotImplementedError."""
-    _require_tensor(op, other)
+    require_tensor(op, other)
     a, b = operands(input, other)
     if floating_only:
         dtypes.check_implemented(op, a.dtype, bool_ok=False, integer_ok=False)
@@ -275,34 +275,12 @@ def float_power(input, exponent):
     return input.double().pow(power)
 
 
-# ------------------------------------------------- logical_and, _or, _xor
-
-
-def _truth(op: str, input, other) -> tuple:
-    """Both operands as bool tensors: True where nonzero (NaN counts as True)."""
-    _require_tensor(op, other)
-    return input != 0, other != 0
-
-
 @tensor_method()
-@public("logical_and")
-def logical_and(input, other):
-    """torch.logical_and: (input != 0) & (other != 0), a bool tensor of any dtypes."""
-    a, b = _truth("logical_and", input, other)
-    return a & b
-
-
-@tensor_method()
-@public("logical_or")
-def logical_or(input, other):
-    """torch.logical_or: (input != 0) | (other != 0), a bool tensor of any dtypes."""
-    a, b = _truth("logical_or", input, other)
-    return a | b
-
-
-@tensor_method()
-@public("logical_xor")
-def logical_xor(input, other):
-    """torch.logical_xor: (input != 0) ^ (other != 0), a bool tensor of any dtypes."""
-    a, b = _truth("logical_xor", input, other)
-    return a ^ b
+def float_power_(self, exponent):
+    """``x.float_power_(y)``: float_power written into x, which must be float64
+    (torch refuses any other dtype, since the result is float64)."""
+    if self.dtype != np.float64:
+        raise RuntimeError(f"float_power_: the base has dtype {self.dtype} but the result is "
+                           "float64; use the out-of-place x.float_power(y), or x.double() first.")
+    self._check_inplace("float_power_", exponent if isinstance(exponent, Tensor) else None)
+    return self.copy_(float_power(self.detach(), exponent))

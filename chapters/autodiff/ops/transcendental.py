@@ -1,7 +1,7 @@
-"""One-input math torch users reach for: reciprocal, exp2, the hyperbolic
-functions and their inverses, sinc; deg2rad and rad2deg; nan_to_num and
-logical_not; the top-level forms of ``square``, ``rsqrt``, ``absolute`` and
-``negative``.
+"""Elementwise math of one input torch users reach for: reciprocal, exp2,
+the hyperbolic functions and their inverses, sinc; deg2rad and rad2deg;
+nan_to_num; the logical ops (logical_not, and the two-input logical_and/or/xor);
+the top-level forms of ``square`` and ``rsqrt``.
 
 The smooth ones are rows of :data:`SMOOTH`, the same kind of table as
 :data:`.elementwise.SMOOTH` (one derivative factor f'(x) serves the VJP and
@@ -10,10 +10,10 @@ bring no rule of their own:
 
     deg2rad(x) = x * (pi / 180)         rad2deg(x) = x * (180 / pi)
     nan_to_num(x) = where(isnan x, nan, where(x = +inf, posinf, where(x = -inf, neginf, x)))
-    logical_not(x) = (x == 0)
+    logical_not(x) = (x == 0),   logical_and(a, b) = (a != 0) & (b != 0)  (or, xor alike)
 
 so nan_to_num's gradient is g where x is finite and 0 where a value was
-replaced (where's rule), and logical_not, a comparison, has none.
+replaced (where's rule), and the logical ops, comparisons, have none.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..dispatch import FLOAT32, public
 from ..dtypes import is_floating
 from ..functions import where
 from ..tensor import Tensor, tensor_method
+from .binary_math import require_tensor
 from .elementwise import smooth_op
 
 CUDA_FLOAT32 = {"cuda": FLOAT32}
@@ -120,6 +121,39 @@ def logical_not(input):
     """torch.logical_not: a bool tensor, True where input is 0 (False, 0, 0.0);
     NaN counts as nonzero, as in torch."""
     return input == 0
+
+
+# ------------------------------------------------- logical_and, _or, _xor
+
+
+def _truth(op: str, input, other) -> tuple:
+    """Both operands as bool tensors: True where nonzero (NaN counts as True)."""
+    require_tensor(op, other)
+    return input != 0, other != 0
+
+
+@tensor_method()
+@public("logical_and")
+def logical_and(input, other):
+    """torch.logical_and: (input != 0) & (other != 0), a bool tensor of any dtypes."""
+    a, b = _truth("logical_and", input, other)
+    return a & b
+
+
+@tensor_method()
+@public("logical_or")
+def logical_or(input, other):
+    """torch.logical_or: (input != 0) | (other != 0), a bool tensor of any dtypes."""
+    a, b = _truth("logical_or", input, other)
+    return a | b
+
+
+@tensor_method()
+@public("logical_xor")
+def logical_xor(input, other):
+    """torch.logical_xor: (input != 0) ^ (other != 0), a bool tensor of any dtypes."""
+    a, b = _truth("logical_xor", input, other)
+    return a ^ b
 
 
 # ------------------------------------------- top-level forms of Tensor methods

@@ -196,6 +196,8 @@ def _inplace_entries() -> list:
                  lambda rng, d=domains: _same_shape(rng, *d), differentiable=False)
            for name, domains in _TWINS.items()]
     out[[e.name for e in out].index("nan_to_num_")].samples.append(SPECIAL)
+    out.append(entry("float_power_", {"Tensor.float_power_": inplace("float_power_")},
+                     lambda rng: _same_shape(rng, POSITIVE, REALS), differentiable=False))
     return out
 
 

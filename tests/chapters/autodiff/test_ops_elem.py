@@ -171,10 +171,13 @@ def test_inplace_twin_refuses_a_float_result_in_an_int_tensor(twin):
     raises_like_torch(lambda L, x, *o: getattr(x, twin)(*o), [ints, *other])
 
 
-def test_float_power_has_no_inplace_twin_here():
-    """torch's float_power_ refuses any tensor that is not float64 (its result
-    is), so the recipe of chapters/autodiff/inplace.py does not fit it."""
-    assert not hasattr(ad.Tensor, "float_power_")
+def test_float_power_inplace_needs_a_float64_tensor_like_torch():
+    """torch's float_power_ writes its float64 result only into a float64 x."""
+    x, y = np.array([0.5, 2.0, 3.0]), np.array([2.0, 0.5, -1.0])
+    ours, theirs = ad.tensor(x), torch.from_numpy(x.copy())
+    assert ours.float_power_(ad.tensor(y)) is ours
+    assert_close(ours, theirs.float_power_(torch.from_numpy(y)), rtol=1e-12, atol=0.0)
+    raises_like_torch(lambda L, a, b: a.float_power_(b), [x.astype(np.float32), y])
 
 
 @pytest.mark.parametrize("call", [
