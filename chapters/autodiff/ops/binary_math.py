@@ -9,7 +9,7 @@ partial derivatives, for z = f(a, b):
                                                      dz/db = -a / (a^2 + b^2)  (0 at the origin)
     hypot(a, b)    = sqrt(a^2 + b^2)                 dz/da = a / z,  dz/db = b / z  (NaN at 0)
     fmax(a, b)     = max(a, b), ignoring a NaN       dz/da = 1 where a >= b or b is NaN, else
-                                                     dz/db = 1 (a tie goes to a)
+                                                     dz/db = 1 (a tie goes to a; fmin alike)
     xlogy(a, b)    = a ln b, 0 where a = 0           dz/da = ln b  (0 where a = 0, b <= 0),
                                                      dz/db = a / b
     logaddexp(a, b) = ln(e^a + e^b)                  dz/da = sigmoid(a - b),  dz/db = sigmoid(b - a)
@@ -270,7 +270,7 @@ def float_power(input, exponent):
     dtypes; a composition of a cast and pow (gradients come back in each
     input's own dtype). Either side may be a Python number."""
     if not isinstance(input, Tensor):
-        return exponent.double().__rpow__(float(input))
+        return float(input) ** exponent.double()
     power = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
     return input.double().pow(power)
 
