@@ -50,12 +50,12 @@ LOWER = LOWER_PRECISION
 _CUDA_LOWER = """addbmm addr chain_matmul multi_dot conv3d conv_transpose1d
 conv_transpose3d GRUCell LSTMCell prelu RNNCell"""
 
-_CUDA_FLOAT32 = """__rdiv__ cosh cosine_embedding_loss erfinv
+_CUDA_FLOAT32 = """__rdiv__ cosine_embedding_loss erfinv
 hinge_embedding_loss margin_ranking_loss multilabel_margin_loss
-multi_margin_loss pdist poisson_nll_loss reciprocal sinh
+multi_margin_loss pdist poisson_nll_loss
 soft_margin_loss softmin renorm triplet_margin_loss"""
 
-_CUDA_PROMOTE = """atan2 bilinear cross grid_sample tensordot"""
+_CUDA_PROMOTE = """bilinear cross grid_sample tensordot"""
 
 _CPU_LOWER = """conv3d linalg_vecdot addbmm _convolution conv_tbc mkldnn_rnn_layer
 conv_transpose1d conv_transpose3d prelu _native_multi_head_attention"""

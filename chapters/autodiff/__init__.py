@@ -83,6 +83,35 @@ from .functions import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
+from .ops.aliases import (
+    absolute,
+    divide,
+    eq,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    le,
+    less,
+    less_equal,
+    lt,
+    multiply,
+    ne,
+    negative,
+    not_equal,
+    subtract,
+    true_divide,
+)
+from .ops.binary_math import (
+    arctan2,
+    atan2,
+    float_power,
+    fmax,
+    fmin,
+    hypot,
+    logaddexp,
+    xlogy,
+)
 from .ops.blocks import block_diag, cdist, kron, trace
 from .ops.comparison import allclose, clamp_max, clamp_min, equal
 from .ops.contract import baddbmm, bmm, dot, einsum, outer
@@ -144,6 +173,28 @@ from .ops.search import bucketize, histc, isin, searchsorted
 from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
 from .ops.sorting import argsort, msort, sort, topk, unique
 from .ops.split import chunk, moveaxis, movedim, narrow, split, tensor_split, unbind, unflatten
+from .ops.transcendental import (
+    acosh,
+    arccosh,
+    arcsinh,
+    arctanh,
+    asinh,
+    atanh,
+    cosh,
+    deg2rad,
+    exp2,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    nan_to_num,
+    rad2deg,
+    reciprocal,
+    rsqrt,
+    sinc,
+    sinh,
+    square,
+)
 from .random import manual_seed
 from .tensor import Tensor
 
@@ -192,4 +243,12 @@ __all__ += [  # ops.grids, ops.blocks, ops.index_ops, ops.search
     "tril_indices", "triu_indices", "block_diag", "cdist", "kron", "trace",
     "index_add", "index_copy", "index_fill", "index_put", "index_put_", "take",
     "take_along_dim", "bucketize", "histc", "isin", "searchsorted",
+]
+__all__ += [  # ops.transcendental, ops.binary_math, ops.aliases
+    "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh", "cosh", "deg2rad", "exp2",
+    "logical_not", "nan_to_num", "rad2deg", "reciprocal", "rsqrt", "sinc", "sinh", "square",
+    "arctan2", "atan2", "float_power", "fmax", "fmin", "hypot", "logaddexp", "logical_and",
+    "logical_or", "logical_xor", "xlogy",
+    "absolute", "divide", "eq", "ge", "greater", "greater_equal", "gt", "le", "less",
+    "less_equal", "lt", "multiply", "ne", "negative", "not_equal", "subtract", "true_divide",
 ]

@@ -51,6 +51,11 @@ TWINS = (
     "bitwise_right_shift",
     "cumsum", "cumprod", "tril", "triu", "masked_fill", "scatter", "scatter_add",
     "scatter_reduce", "addmm", "addmv", "baddbmm",
+    "reciprocal", "exp2", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsinh", "arccosh",
+    "arctanh", "sinc", "deg2rad", "rad2deg", "nan_to_num", "logical_not",
+    "atan2", "arctan2", "hypot", "xlogy", "logical_and", "logical_or", "logical_xor",
+    "multiply", "subtract", "divide", "true_divide", "absolute", "negative",
+    "greater", "less", "greater_equal", "less_equal", "not_equal",
 )
 
 #: twins torch computes in x's own dtype, where its kernels have no bool version

@@ -360,15 +360,16 @@ class Tensor(TensorBase):
     clip = clamp
 
     @public("softmax", autocast={"cuda": FLOAT32})
-    def softmax(self, dim: int):
-        dtypes.check_implemented("softmax", self.data.dtype, bool_ok=False, integer_ok=False)
-        return apply("softmax", (self,), {"dim": dim})
+    def softmax(self, dim: int, dtype=None):
+        x = self if dtype is None else self.to(dtype)  # torch casts first, then refuses ints
+        dtypes.check_implemented("softmax", x.data.dtype, bool_ok=False, integer_ok=False)
+        return apply("softmax", (x,), {"dim": dim})
 
     @public("log_softmax", autocast={"cuda": FLOAT32})
-    def log_softmax(self, dim: int):
-        dtypes.check_implemented("log_softmax", self.data.dtype, bool_ok=False,
-                                 integer_ok=False)
-        return apply("log_softmax", (self,), {"dim": dim})
+    def log_softmax(self, dim: int, dtype=None):
+        x = self if dtype is None else self.to(dtype)
+        dtypes.check_implemented("log_softmax", x.data.dtype, bool_ok=False, integer_ok=False)
+        return apply("log_softmax", (x,), {"dim": dim})
 
     @public("logsumexp")
     def logsumexp(self, dim, keepdim: bool = False):
@@ -391,8 +392,7 @@ class Tensor(TensorBase):
 
     @public("var")
     def var(self, dim=None, keepdim: bool = False, *, correction: int = 1, unbiased=None):
-        if unbiased is not None:
-            correction = int(bool(unbiased))
+        correction = correction if unbiased is None else int(bool(unbiased))
         return apply("var", (self,), {"dim": dim, "keepdim": keepdim, "correction": correction})
 
     @public("std")

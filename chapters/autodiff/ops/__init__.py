@@ -14,6 +14,11 @@ unary           neg, exp, log, sqrt, abs, tanh, sigmoid, relu, sign, leaky_relu,
 normal          erf, normal_cdf (Phi), gelu
 elementwise     sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
                 isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
+transcendental  reciprocal, exp2, sinh, cosh, asinh, acosh, atanh, sinc; deg2rad,
+                rad2deg, nan_to_num, logical_not/and/or/xor (compositions)
+binary_math     atan2, hypot, fmax, fmin, xlogy, logaddexp (float_power: a composition)
+aliases         multiply, subtract, divide, true_divide, absolute, negative, greater,
+                less, ...: torch's other names for existing ops (no kernels, no rules)
 rounding        floor, ceil, trunc, round, frac, remainder, fmod, div_rounded
 reduce          sum, mean, amax, amin, var, logsumexp, softmax, log_softmax
 scan            cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
@@ -54,7 +59,9 @@ of their own and live with the user API in :mod:`chapters.autodiff.functional`
 """
 
 from . import (
+    aliases,
     arith,
+    binary_math,
     bitwise,
     blocks,
     comparison,
@@ -83,10 +90,12 @@ from . import (
     shape,
     sorting,
     split,
+    transcendental,
     unary,
 )
 
-__all__ = ["arith", "bitwise", "blocks", "comparison", "contract", "conv", "conv_transpose",
-           "count", "elementwise", "grids", "index", "index_ops", "linalg", "norm", "normal",
-           "norms", "pad", "pool", "products", "rearrange", "reduce", "rounding", "scan",
-           "scatter_reduce", "search", "select", "shape", "sorting", "split", "unary"]
+__all__ = ["aliases", "arith", "binary_math", "bitwise", "blocks", "comparison", "contract",
+           "conv", "conv_transpose", "count", "elementwise", "grids", "index", "index_ops",
+           "linalg", "norm", "normal", "norms", "pad", "pool", "products", "rearrange",
+           "reduce", "rounding", "scan", "scatter_reduce", "search", "select", "shape",
+           "sorting", "split", "transcendental", "unary"]

@@ -61,13 +61,16 @@ SMOOTH = {
 ALIASES = {"asin": ("arcsin",), "acos": ("arccos",), "atan": ("arctan",)}
 
 
-def _smooth_op(op: str, fn, reads: tuple, factor, math_: str, autocast: dict | None = None):
-    """Register ``op``'s kernel and rules from its row of :data:`SMOOTH` and
-    return its user function (also attached as the Tensor method ``op``), a
-    public op of the given autocast categories."""
+def smooth_op(op: str, fn, reads: tuple, factor, math_: str, autocast: dict | None = None, *,
+              aliases: tuple = ()):
+    """Register ``op``'s kernel and rules from its row of a table such as
+    :data:`SMOOTH` and return its user function (also attached as the Tensor
+    method ``op`` and its ``aliases``), a public op of the given autocast
+    categories."""
 
     def kernel(x):
-        return fn(x.astype(float_dtype(x.dtype), copy=False))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # IEEE inf/NaN
+            return fn(x.astype(float_dtype(x.dtype), copy=False))
 
     def vjp(ctx, g):
         (saved,) = ctx.saved
@@ -87,11 +90,11 @@ def _smooth_op(op: str, fn, reads: tuple, factor, math_: str, autocast: dict | N
         f.__name__ = f.__qualname__ = name
     register_op(op, floating_meta, elementwise=True)(kernel)
     register(op, vjp=vjp, jvp=jvp, saves=reads)
-    return tensor_method(*ALIASES.get(op, ()))(public(op, autocast=autocast)(method))
+    return tensor_method(*aliases)(public(op, autocast=autocast)(method))
 
 
 sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1 = (
-    _smooth_op(op, *row) for op, row in SMOOTH.items())
+    smooth_op(op, *row, aliases=ALIASES.get(op, ())) for op, row in SMOOTH.items())
 arcsin, arccos, arctan = asin, acos, atan
 
 

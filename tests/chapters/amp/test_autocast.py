@@ -231,6 +231,14 @@ OPS = {
     "searchsorted": (lambda L, F, a, b: L.searchsorted(a[0].sort().values, b), 2),
     "bucketize": (lambda L, F, a, b: L.bucketize(b, a[0].sort().values), 2),
     "histc": (lambda L, F, a: a.histc(bins=5, min=0.5, max=2), 1),
+    # more elementwise math (ops.transcendental, ops.binary_math)
+    **{name: (lambda L, F, a, name=name: getattr(L, name)(a), 1) for name in (
+        "reciprocal", "exp2", "sinh", "cosh", "asinh", "acosh", "sinc", "deg2rad", "rad2deg",
+        "nan_to_num", "logical_not")},
+    "atanh": (lambda L, F, a: L.atanh(a - 1.5), 1),
+    **{name: (lambda L, F, a, b, name=name: getattr(L, name)(a, b), 2) for name in (
+        "atan2", "hypot", "fmax", "fmin", "xlogy", "logaddexp", "float_power", "logical_and",
+        "logical_or", "logical_xor")},
 }
 
 # ops whose backward we also compare (gradient dtypes and values)

@@ -225,6 +225,11 @@ _CALLS = {
         "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_left_shift_",
         "bitwise_right_shift_")},
     "bitwise_not_": (_M.astype(np.int64), None, ()),
+    **{n: (_M, lambda lib, x, y, n=n: getattr(x, n)(y), (_M[::-1] + 0.25,)) for n in (
+        "atan2_", "arctan2_", "hypot_", "logical_and_", "logical_or_", "logical_xor_",
+        "multiply_", "subtract_", "divide_", "true_divide_", "greater_", "less_",
+        "greater_equal_", "less_equal_", "not_equal_")},
+    "xlogy_": (_M, lambda lib, x, y: x.xlogy_(y), (np.abs(_M[::-1]) + 0.5,)),
     "clip_": (_M, lambda lib, x: x.clip_(-1, 1), ()),
     "clamp_min_": (_M, lambda lib, x: x.clamp_min_(0.5), ()),
     "clamp_max_": (_M, lambda lib, x: x.clamp_max_(-0.5), ()),
