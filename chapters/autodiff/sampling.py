@@ -88,8 +88,10 @@ def _check_probability(op: str, p) -> None:
 @tensor_method()
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """1 with probability p, else 0, elementwise, in input's dtype: p is
-    ``input`` itself (a tensor of probabilities), or the number ``p``."""
-    _check_floating("bernoulli", input.dtype)
+    ``input`` itself (a floating tensor of probabilities), or the number ``p``
+    (then input gives only the shape and dtype, any dtype)."""
+    if p is None:
+        _check_floating("bernoulli", input.dtype)
     probability = input.data if p is None else p
     _check_probability("bernoulli", probability)
     draws = generator_or_default(generator).random(input.shape) < probability
