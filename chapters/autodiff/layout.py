@@ -10,8 +10,10 @@ address of its first element, and its ``storage_offset`` counts elements
 from the start of the memory it shares.
 
 Deliberate differences: a stride of a dim of size 1 or 0 may differ from
-torch's (neither library reads it), and ``contiguous()`` returns the tensor
-itself even when it is not contiguous (the engine's kernels take any layout).
+torch's (neither library reads it); ``contiguous()`` returns the tensor
+itself even when it is not contiguous (the engine's kernels take any layout);
+one element read with an integer per dim (``x[1, 2]``) is a copy, as numpy
+makes it, where torch gives a 0-d view (offset 6 in a 4 x 4 tensor).
 """
 
 from __future__ import annotations
