@@ -24,6 +24,7 @@ import numpy as np
 
 from . import dtypes
 from .device import check_cpu
+from .dispatch import public
 from .random import FLOAT_INTEGER_TOP, generator_or_default, integer_bounds, integers
 from .tensor import Tensor, apply, as_shape, tensor_method
 
@@ -61,6 +62,7 @@ def _normal_shape(mean, std, size) -> tuple:
                            "one shape (or one of them as a number)") from None
 
 
+@public("normal")
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
     """Samples of N(mean, std^2) as mean + std * z with z ~ N(0, 1): mean and
     std are tensors (broadcast together) or numbers (then ``size`` gives the
@@ -86,6 +88,7 @@ def _check_probability(op: str, p) -> None:
 
 
 @tensor_method()
+@public("bernoulli")
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """1 with probability p, else 0, elementwise, in input's dtype: p is
     ``input`` itself (a floating tensor of probabilities), or the number ``p``
@@ -130,6 +133,7 @@ def _draw_rows(rng, probs: np.ndarray, num_samples: int, replacement: bool) -> n
 
 
 @tensor_method()
+@public("multinomial")
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator=None) -> Tensor:
     """``num_samples`` category indices per row of weights ``input`` (1-d: one

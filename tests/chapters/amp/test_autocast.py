@@ -207,6 +207,10 @@ OPS = {
     "bincount": (lambda L, F, a: L.bincount(L.tensor([0, 1, 1, 3]), weights=a[0]), 1),
     "diff": (lambda L, F, a: a.diff(dim=1), 1),
     "repeat_interleave": (lambda L, F, a: a.repeat_interleave(2, dim=0), 1),
+    # random draws taking a tensor (sampling.py), made certain: p 0, std 0, every category
+    "bernoulli": (lambda L, F, a: L.bernoulli(a * 0), 1),
+    "normal": (lambda L, F, a: L.normal(a, 0.0), 1),
+    "multinomial": (lambda L, F, a: a.multinomial(4).sort(dim=-1).values, 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)
