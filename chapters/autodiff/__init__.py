@@ -131,7 +131,7 @@ from .ops.scatter_reduce import scatter_reduce
 from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
 from .ops.sorting import argsort, msort, sort, topk, unique
 from .ops.split import chunk, moveaxis, movedim, narrow, split, tensor_split, unbind, unflatten
-from .random import manual_seed
+from .random import Generator, manual_seed
 from .sampling import bernoulli, multinomial, normal
 from .tensor import Tensor
 
@@ -176,6 +176,6 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
 ]
 __all__ += ["autograd", "utils"]
 __all__ += [  # random draws, devices, modes (factories, sampling, device, cuda, grad_mode)
-    "bernoulli", "cuda", "device", "from_numpy", "inference_mode", "multinomial", "normal",
-    "rand_like", "randint", "randint_like", "randperm",
+    "Generator", "bernoulli", "cuda", "device", "from_numpy", "inference_mode", "multinomial",
+    "normal", "rand_like", "randint", "randint_like", "randperm",
 ]

@@ -53,6 +53,15 @@ class device(str):  # noqa: N801  (torch's name)
 
     __hash__ = str.__hash__
 
+    def __enter__(self) -> device:
+        """``with device("cpu"):`` makes factories default to this device; the
+        CPU is already the default here, and any other device is refused."""
+        check_cpu("with device", self)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
 
 CPU = device("cpu")
 

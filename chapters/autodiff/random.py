@@ -5,9 +5,9 @@ identical values create them once and copy them into both engines; tests of
 the draws themselves check shape, dtype, range, reproducibility under
 ``manual_seed`` and the distribution, never equality with torch's values.
 
-Every draw takes torch's ``generator=`` keyword: here a
-``numpy.random.Generator`` (e.g. ``numpy.random.default_rng(7)``), else the
-default one.
+Every draw takes torch's ``generator=`` keyword: a :class:`Generator`
+(``torch.Generator().manual_seed(7)``) or any ``numpy.random.Generator``,
+else the default one.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .device import check_cpu
 
 _GENERATOR = [np.random.default_rng(0)]
 
@@ -22,6 +23,30 @@ _GENERATOR = [np.random.default_rng(0)]
 #: integer: 2 ** (mantissa bits + 1), the top of ``x.random_()`` (as torch)
 FLOAT_INTEGER_TOP = {dtypes.float16: 2 ** 11, dtypes.bfloat16: 2 ** 8,
                      dtypes.float32: 2 ** 24, dtypes.float64: 2 ** 53}
+
+
+class Generator(np.random.Generator):
+    """``torch.Generator``: its own stream of random numbers, a numpy generator
+    with torch's seeding methods (``manual_seed`` returns the generator, so
+    ``Generator().manual_seed(42)`` reads as in torch)."""
+
+    #: the seed of a new generator, torch's default
+    DEFAULT_SEED = 67280421310721
+
+    def __init__(self, device="cpu"):
+        check_cpu("Generator", device)
+        super().__init__(np.random.PCG64(self.DEFAULT_SEED))
+        self._initial_seed = self.DEFAULT_SEED
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the stream from ``seed``."""
+        self.bit_generator.state = np.random.PCG64(seed).state
+        self._initial_seed = int(seed)
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed the stream last started from."""
+        return self._initial_seed
 
 
 def manual_seed(seed: int) -> np.random.Generator:

@@ -132,6 +132,17 @@ def test_a_generator_argument_is_its_own_stream():
     assert a.tolist() == b.tolist()
 
 
+def test_generator_seeds_as_torchs():
+    same_result(lambda L: L.Generator().initial_seed())
+    same_result(lambda L: L.Generator().manual_seed(42).initial_seed())
+    g = ad.Generator().manual_seed(42)
+    first = ad.randperm(10, generator=g).tolist()
+    assert ad.randperm(10, generator=g).tolist() != first, "the stream moves on"
+    assert ad.randperm(10, generator=g.manual_seed(42)).tolist() == first
+    split = ad.data.random_split(list(range(8)), [4, 4], generator=g.manual_seed(1))
+    assert sorted(split[0].indices + split[1].indices) == list(range(8))
+
+
 # ------------------------------------------------------------- distributions
 
 
@@ -259,9 +270,17 @@ def test_device_agnostic_code_runs():
     assert y.device == ad.device("cpu") and y.shape == (2, 3)
 
 
+def test_device_as_a_context_manager():
+    with ad.device("cpu"):
+        assert ad.ones(2).device == ad.device("cpu")
+    with pytest.raises(RuntimeError, match="CPU only"), ad.device("cuda"):
+        pass
+
+
 @pytest.mark.parametrize("make", [lambda: ad.zeros(2, device="cuda"),
                                   lambda: ad.randint(3, (2,), device=ad.device("cuda", 0)),
-                                  lambda: ad.tensor([1.0], device="mps")])
+                                  lambda: ad.tensor([1.0], device="mps"),
+                                  lambda: ad.Generator("cuda")])
 def test_another_device_is_refused_with_what_to_do(make):
     with pytest.raises(RuntimeError, match="CPU only"):
         make()
