@@ -112,17 +112,19 @@ def _integer_bound(name: str, value) -> int:
     return int(value)
 
 
-def randint(*bounds_and_size, size=None, generator=None, dtype=None, device=None,
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or
-    ``randint(low, high, size)``; int64 unless ``dtype`` says otherwise."""
+    ``randint(low, high, size)``, each argument positional or by keyword
+    (low defaults to 0); int64 unless ``dtype`` says otherwise."""
     check_cpu("randint", device)
-    bounds = bounds_and_size if size is not None else bounds_and_size[:-1]
-    size = size if size is not None else bounds_and_size[-1]
+    if size is None and args:
+        *args, size = args
+    bounds = [*([] if low is None else [low]), *args, *([] if high is None else [high])]
     if not isinstance(size, tuple | list) or len(bounds) not in (1, 2):
         raise TypeError("randint(): expected randint(high, size) or randint(low, high, size) "
-                        f"with size a tuple of ints, got {bounds_and_size!r}; write e.g. "
-                        "randint(10, (3,)) rather than randint(10, 3)")
+                        f"with size a tuple of ints, got size {size!r} and bounds {bounds}; "
+                        "write e.g. randint(10, (3,)) rather than randint(10, 3)")
     low, high = (0, *bounds) if len(bounds) == 1 else bounds
     low, high = _integer_bound("low", low), _integer_bound("high", high)
     values = integers("randint", low, high, as_shape(size), dtypes.as_dtype(dtype or dtypes.int64),

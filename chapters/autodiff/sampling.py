@@ -190,7 +190,12 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     x's shape), else 0; any dtype."""
     self._check_inplace("bernoulli_")
     _check_probability("bernoulli_", p)
-    probability = np.broadcast_to(_values(p), self.shape)
+    try:
+        probability = np.broadcast_to(_values(p), self.shape)
+    except ValueError:
+        raise RuntimeError(f"bernoulli_: p of shape {list(np.shape(_values(p)))} does not "
+                           f"broadcast to the tensor's shape {list(self.shape)}; give p that "
+                           "shape, or one it broadcasts from") from None
     return _fill(self, generator_or_default(generator).random(self.shape)
                  < probability)
 
