@@ -8,10 +8,13 @@ history backwards. Mode state is per thread (:mod:`.modes`).
 ``functional`` holds ``torch.nn.functional``'s names.
 """
 
-from . import functional, linalg
+from . import cuda, functional, linalg
 from . import inplace as _inplace  # noqa: F401  (attaches the in-place twins, x.exp_())
+from . import layout as _layout  # noqa: F401  (attaches stride, is_contiguous, data_ptr, ...)
 from . import ops as _ops  # noqa: F401  (registers every op's kernel, rules and facts)
 from .anomaly import detect_anomaly
+from .condition import where
+from .device import device
 from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
 from .engine import backward, grad
 from .factories import (
@@ -19,6 +22,7 @@ from .factories import (
     as_tensor,
     empty,
     eye,
+    from_numpy,
     full,
     full_like,
     linspace,
@@ -26,8 +30,12 @@ from .factories import (
     ones,
     ones_like,
     rand,
+    rand_like,
+    randint,
+    randint_like,
     randn,
     randn_like,
+    randperm,
     tensor,
     zeros,
     zeros_like,
@@ -78,9 +86,8 @@ from .functions import (
     transpose,
     unsqueeze,
     var,
-    where,
 )
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .node import AccumulateGrad, BackwardNode, saved_tensor_bytes
 from .ops.aliases import (
@@ -195,7 +202,8 @@ from .ops.transcendental import (
     sinh,
     square,
 )
-from .random import manual_seed
+from .random import Generator, manual_seed
+from .sampling import bernoulli, multinomial, normal
 from .tensor import Tensor
 
 # isort: split
@@ -251,4 +259,8 @@ __all__ += [  # ops.transcendental, ops.binary_math, ops.aliases
     "logical_or", "logical_xor", "xlogy",
     "absolute", "divide", "eq", "ge", "greater", "greater_equal", "gt", "le", "less",
     "less_equal", "lt", "multiply", "ne", "negative", "not_equal", "subtract", "true_divide",
+]
+__all__ += [  # random draws, devices, modes (factories, sampling, device, cuda, grad_mode)
+    "Generator", "bernoulli", "cuda", "device", "from_numpy", "inference_mode", "multinomial",
+    "normal", "rand_like", "randint", "randint_like", "randperm",
 ]

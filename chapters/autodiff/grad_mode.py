@@ -51,10 +51,13 @@ class _Mode:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with type(self)():
+            with self._fresh():  # a new block per call: calls may nest or run in threads
                 return fn(*args, **kwargs)
 
         return wrapper
+
+    def _fresh(self) -> _Mode:
+        return type(self)()
 
 
 class no_grad(_Mode):
@@ -67,3 +70,28 @@ class enable_grad(_Mode):
     """Turn recording back on inside a ``no_grad`` block (``torch.enable_grad``)."""
 
     mode = True
+
+
+class inference_mode(_Mode):  # noqa: N801  (torch's name)
+    """``torch.inference_mode``: ops inside record no history, as under
+    ``no_grad``; a context manager and a decorator (with or without
+    parentheses). ``inference_mode(False)`` turns recording on, as torch's
+    does (like ``enable_grad``).
+
+    Torch goes further: tensors made inside are *inference tensors*, which it
+    refuses to use later in recorded computations or to update in place
+    outside the mode (that lets it skip version counters too). This engine
+    does not mark them: a tensor made inside behaves like one made under
+    ``no_grad``, and no ``is_inference()`` exists to ask."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # @inference_mode without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        self.mode = not mode
+
+    def _fresh(self) -> _Mode:
+        return inference_mode(not self.mode)
+

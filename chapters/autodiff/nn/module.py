@@ -187,6 +187,15 @@ class Module:
             elif param.grad is not None:
                 param.grad.data[...] = 0
 
+    def apply(self, fn) -> Module:
+        """Call ``fn(module)`` on every child's subtree, then on this module
+        (children first, so ``fn`` sees a module after everything inside it);
+        returns self. The usual use: ``model.apply(init_weights)``."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
     def requires_grad_(self, requires_grad: bool = True) -> Module:
         for param in self.parameters():
             param.requires_grad = requires_grad

@@ -239,6 +239,10 @@ OPS = {
     **{name: (lambda L, F, a, b, name=name: getattr(L, name)(a, b), 2) for name in (
         "atan2", "hypot", "fmax", "fmin", "xlogy", "logaddexp", "float_power", "logical_and",
         "logical_or", "logical_xor")},
+    # random draws taking a tensor (sampling.py), made certain: p 0, std 0, every category
+    "bernoulli": (lambda L, F, a: L.bernoulli(a * 0), 1),
+    "normal": (lambda L, F, a: L.normal(a, 0.0), 1),
+    "multinomial": (lambda L, F, a: a.multinomial(4).sort(dim=-1).values, 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)

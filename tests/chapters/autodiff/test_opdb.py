@@ -170,6 +170,12 @@ NOT_OPS = {
                      "rand", "randn", "randn_like", "manual_seed"],
                     "factories from sizes or data, no input tensor to compare (test_basics.py; "
                     "random ones draw from another stream than torch's)"),
+    **dict.fromkeys(["from_numpy", "randint", "randperm"],
+                    "factories from sizes or an array, no input tensor to compare "
+                    "(test_api_rand.py; random ones draw from another stream than torch's)"),
+    **dict.fromkeys([f"Tensor.{n}" for n in (
+        "stride", "is_contiguous", "data_ptr", "storage_offset", "__format__")],
+        "reads memory layout or formats a number, not an op: test_api_rand.py"),
     "saved_tensor_bytes": "memory accounting: test_memory.py",
     "repeat": "torch has no top-level repeat to compare with (only Tensor.repeat, whose entry "
               "runs the same code)",
