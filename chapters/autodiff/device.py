@@ -88,8 +88,13 @@ def _is_cpu(self: Tensor) -> bool:
     return True
 
 
-# Tensor.device, defined in tensor.py as the string "cpu", becomes a device
-# (a str subclass, so it still equals "cpu"); is_cuda and is_cpu are new.
+def _cuda(self: Tensor, device=None) -> Tensor:
+    """``x.cuda()``: refused, with what to do instead (this engine has no GPU)."""
+    check_cpu("Tensor.cuda", device or "cuda")
+    return self
+
+
 Tensor.device = property(_tensor_device)
+Tensor.cuda = _cuda
 Tensor.is_cuda = property(_is_cuda)
 Tensor.is_cpu = property(_is_cpu)

@@ -107,10 +107,6 @@ class Tensor(TensorBase):
     def nbytes(self) -> int:
         return int(self.data.nbytes)
 
-    @property
-    def device(self) -> str:
-        return "cpu"
-
     def is_floating_point(self) -> bool:
         return dtypes.is_floating(self.data.dtype)
 
@@ -517,7 +513,9 @@ class Tensor(TensorBase):
         return self.expand(*shape)
 
     def contiguous(self) -> Tensor:
-        return self
+        """self when its elements are laid out row by row already, else a copy
+        that is (flattening a strided view copies it in row order)."""
+        return self if self.data.flags.c_contiguous else self.reshape(-1).reshape(self.shape)
 
     @public("getitem")
     def __getitem__(self, index):
@@ -535,10 +533,12 @@ class Tensor(TensorBase):
 
     # ------------------------------------------------------------------ casts
     @public("to")
-    def to(self, *args, dtype=None, **kwargs):
+    def to(self, *args, dtype=None, device=None, **kwargs):
         """``to(dtype)`` casts with a gradient cast back to this dtype;
-        ``to("cpu")`` is accepted (this engine only has the cpu)."""
-        for arg in args:
+        ``to("cpu")`` and ``to(device="cpu")`` are accepted (the engine's one device)."""
+        for arg in (*args, device):
+            if arg is None:
+                continue
             if isinstance(arg, str) and arg.startswith(("cpu", "cuda", "mps")):
                 if not arg.startswith("cpu"):
                     raise RuntimeError(

@@ -23,6 +23,7 @@ import numpy as np
 
 from chapters.torchcheck import to_numpy
 
+from ..device import check_cpu
 from ..dtypes import bfloat16
 from ..grad_mode import no_grad
 from ..tensor import Tensor
@@ -203,10 +204,21 @@ class Module:
 
     # ---------------------------------------------------------------- dtypes
 
-    def to(self, dtype) -> Module:
+    def to(self, *args, dtype=None, device=None, **_) -> Module:
         """Cast floating-point parameters and buffers to ``dtype`` in place
         (integer buffers such as ``num_batches_tracked`` keep their dtype, as
-        in torch). Gradients are dropped because their dtype would no longer match."""
+        in torch). Gradients are dropped because their dtype would no longer match.
+        A device (``to("cpu")``, ``to(device)``) is accepted when it is the CPU,
+        the one device this engine has; ``to(tensor)`` takes the tensor's dtype."""
+        for arg in (*args, device):
+            if isinstance(arg, str):  # a device name; torch.device is a str here
+                check_cpu("Module.to", arg)
+            elif isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif arg is not None:
+                dtype = arg
+        if dtype is None:
+            return self
         dtype = np.dtype(dtype)
         if not np.issubdtype(dtype, np.floating) and dtype.kind != "V":
             raise TypeError(f"Module.to() only casts to floating-point dtypes, got {dtype}")
@@ -217,6 +229,13 @@ class Module:
                         value.data = value.data.astype(dtype)
                         if value.grad is not None:
                             value.grad = None
+        return self
+
+    def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device=None) -> Module:
+        check_cpu("Module.cuda", device or "cuda")
         return self
 
     def half(self) -> Module:

@@ -281,10 +281,39 @@ def test_device_as_a_context_manager():
         pass
 
 
+def test_a_model_moves_to_the_cpu_as_in_device_agnostic_training_code():
+    def run(L):
+        L.manual_seed(0)
+        model = L.nn.Linear(3, 2).to(L.device("cpu")).to("cpu").cpu()
+        model.to(device="cpu", dtype=L.float64)
+        x = L.ones(4, 3, dtype=L.float64).to(device="cpu")
+        return model(x).dtype, model.weight.dtype, x.device == L.device("cpu")
+
+    ours, theirs = run(ad), run(torch)
+    assert ours[2] and theirs[2]
+    assert str(ours[0]) == str(theirs[0]).removeprefix("torch.") == "float64"
+    assert str(ours[1]) == str(theirs[1]).removeprefix("torch.") == "float64"
+
+
+def test_contiguous_copies_a_strided_view_in_row_order_and_keeps_the_gradient():
+    values = np.arange(6.0).reshape(2, 3)
+    for L in (ad, torch):
+        x = L.tensor(values, requires_grad=True)
+        view = x.t()
+        assert not view.is_contiguous() and view.contiguous().is_contiguous()
+        assert x.contiguous() is x
+        (view.contiguous() * L.tensor(values.T.copy())).sum().backward()
+        np.testing.assert_array_equal(np.asarray(x.grad.detach()), values)
+
+
 @pytest.mark.parametrize("make", [lambda: ad.zeros(2, device="cuda"),
                                   lambda: ad.randint(3, (2,), device=ad.device("cuda", 0)),
                                   lambda: ad.tensor([1.0], device="mps"),
-                                  lambda: ad.Generator("cuda")])
+                                  lambda: ad.Generator("cuda"),
+                                  lambda: ad.ones(2).to(device="cuda"),
+                                  lambda: ad.ones(2).cuda(),
+                                  lambda: ad.nn.Linear(2, 2).to("cuda"),
+                                  lambda: ad.nn.Linear(2, 2).cuda()])
 def test_another_device_is_refused_with_what_to_do(make):
     with pytest.raises(RuntimeError, match="CPU only"):
         make()
