@@ -17,7 +17,12 @@ never drift apart. Four details make it fast, as in ``torch.nn.parallel.Distribu
    (``register_post_accumulate_grad_hook``) counts the gradients that are
    ready; as soon as a bucket is complete its all-reduce starts — on a
    background communication thread, so that backward keeps computing earlier
-   layers' gradients meanwhile. Buckets start in bucket order on every rank
+   layers' gradients meanwhile. Python's GIL stands between the two threads:
+   left alone, the interpreter hands the GIL to the waiting thread only every
+   5 ms (``sys.getswitchinterval()``), about as long as this backward takes,
+   so the hook waits until an idle communication thread has begun (its
+   all-reduce then blocks on sockets, which releases the GIL). torch's
+   reducer is C++ and needs no such hand-over. Buckets start in bucket order on every rank
    (a collective must be called in the same order everywhere). When the last
    bucket is started, the hook waits for all of them and writes the averaged
    gradients back into ``.grad``: when ``loss.backward()`` returns, the
@@ -47,6 +52,7 @@ reduction is reported at the next forward, as torch does).
 from __future__ import annotations
 
 import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -224,9 +230,11 @@ class DistributedDataParallel(Module):
         for p, (a, b) in zip(bucket.params, bucket.offsets, strict=True):
             bucket.buffer[a:b] = p.grad.data.reshape(-1)
         ready = bucket.ready
+        begun = threading.Event()
 
         def reduce_bucket():
             start = self.group.now()
+            begun.set()
             if self._comm_hook is None:
                 all_reduce(self.group, bucket.buffer, ReduceOp.AVG)
             else:
@@ -235,8 +243,11 @@ class DistributedDataParallel(Module):
 
         if self._executor is None:
             self._futures.append(_Done(reduce_bucket()))
-        else:
-            self._futures.append(self._executor.submit(reduce_bucket))
+            return
+        idle = all(f.done() for f in self._futures)
+        self._futures.append(self._executor.submit(reduce_bucket))
+        if idle:  # hand the GIL over until it has begun (see the module docstring, 3.)
+            begun.wait()
 
     def _finish(self) -> None:
         self.events.extend(f.result() for f in self._futures)

@@ -291,7 +291,8 @@ def _unary_entries() -> list[OpEntry]:
     for name in ("isnan", "isinf", "isfinite"):
         out.append(entry(name, forms(name), lambda rng: elementwise(rng, REALS) + [SPECIAL],
                          differentiable=False))
-    out[[e.name for e in out].index("sign")].samples.append(SPECIAL)
+    for name in ("sign", "abs"):  # abs: its gradient at NaN is 0, as torch's
+        out[[e.name for e in out].index(name)].samples.append(SPECIAL)
     out.append(entry("bitwise_not", forms("bitwise_not", **{
         "Tensor.__invert__": lambda lib, F, x: ~x}), lambda rng: elementwise(rng, REALS),
         differentiable=False))

@@ -75,7 +75,7 @@ def _unary_entries() -> list:
               lambda rng: elementwise(rng, POSITIVE)),
         entry("square.function", {"square": function("square")},
               _with_special(REALS)),
-        entry("absolute", forms("absolute"), lambda rng: elementwise(rng, REALS)),
+        entry("absolute", forms("absolute"), _with_special(REALS)),
         entry("negative", forms("negative"), _with_special(REALS)),
     ]
     return out

@@ -176,6 +176,7 @@ NOT_OPS = {
     **dict.fromkeys([f"Tensor.{n}" for n in (
         "stride", "is_contiguous", "data_ptr", "storage_offset", "__format__")],
         "reads memory layout or formats a number, not an op: test_api_rand.py"),
+    "Tensor.cuda": "refused (this engine has no GPU), with what to do: test_api_rand.py",
     "saved_tensor_bytes": "memory accounting: test_memory.py",
     "repeat": "torch has no top-level repeat to compare with (only Tensor.repeat, whose entry "
               "runs the same code)",
