@@ -133,6 +133,11 @@ def values(rng: np.random.Generator, shape: tuple, domain=REALS) -> np.ndarray:
     return rng.uniform(*domain, size=shape)
 
 
+def x(rng: np.random.Generator, *shape: int, domain=REALS) -> np.ndarray:
+    """:func:`values` with the sizes as arguments: ``x(rng, 2, 3)``."""
+    return values(rng, shape, domain)
+
+
 #: NaN, the infinities and signed zeros
 SPECIAL = Sample("special", (np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5]),))
 
@@ -473,9 +478,6 @@ def _sorting_entries() -> list[OpEntry]:
 
 
 def _shape_entries() -> list[OpEntry]:
-    def x(rng, *shape):
-        return values(rng, shape)
-
     return [
         entry("reshape", {"reshape": lambda lib, F, x, shape: lib.reshape(x, shape),
                           "Tensor.reshape": lambda lib, F, x, shape: x.reshape(*shape)},
@@ -560,9 +562,6 @@ def _shape_entries() -> list[OpEntry]:
 
 
 def _indexing_entries() -> list[OpEntry]:
-    def x(rng, *shape):
-        return values(rng, shape)
-
     index = np.array([[0, 2, 1, 2], [1, 0, 0, 0]])
     return [
         entry("gather", {"gather": lambda lib, F, x, i, dim: lib.gather(x, dim, i),
@@ -621,9 +620,6 @@ def _indexing_entries() -> list[OpEntry]:
 
 
 def _contraction_entries() -> list[OpEntry]:
-    def x(rng, *shape):
-        return values(rng, shape)
-
     mm = {"Tensor.__matmul__": lambda lib, F, a, b: a @ b,
           "Tensor.__rmatmul__": lambda lib, F, a, b: b.__rmatmul__(a)}
     return [
@@ -674,9 +670,6 @@ _INT64_ONLY = {f"refuse-{d}": "torch's CPU kernel has int64 as its one integer d
 
 
 def _nn_entries() -> list[OpEntry]:
-    def x(rng, *shape, domain=REALS):
-        return values(rng, shape, domain)
-
     acts = [entry(f"F.{n}", {f"F.{n}": functional(n)}, lambda rng: elementwise(rng, REALS))
             for n in ("relu", "gelu", "silu", "leaky_relu", "sigmoid", "tanh")]
     acts.append(entry("F.gelu.tanh", {"F.gelu": lambda lib, F, x: F.gelu(

@@ -20,12 +20,8 @@ from tests.chapters.autodiff.opdb import (
     one,
     ones_,
     transposed,
-    values,
+    x,
 )
-
-
-def _x(rng, *shape, domain=REALS):
-    return values(rng, shape, domain)
 
 
 def _kinks(*points) -> np.ndarray:
@@ -65,48 +61,48 @@ def _activation_entries() -> list[OpEntry]:
                      tol=_ACTIVATION_TOL.get(name, {}))
                for name, (kwargs, kinks) in _ACTIVATIONS.items()]
     entries.append(entry("F.softplus.beta", {"F.softplus": functional("softplus")},
-                         lambda rng: [one("beta", _x(rng, 3, 4) * 5, beta=2.0, threshold=4.0)]))
+                         lambda rng: [one("beta", x(rng, 3, 4) * 5, beta=2.0, threshold=4.0)]))
     return entries
 
 
 def _normalization_entries() -> list[OpEntry]:
     return [
         entry("F.normalize", {"F.normalize": functional("normalize")}, lambda rng: [
-            one("dim1", _x(rng, 3, 4)), one("p1-dim0", _x(rng, 3, 4), p=1.0, dim=0),
-            one("inf", _x(rng, 3, 4), p=float("inf"), dim=-1),
-            one("0d", _x(rng), dim=0), one("empty", _x(rng, 0, 3)),
+            one("dim1", x(rng, 3, 4)), one("p1-dim0", x(rng, 3, 4), p=1.0, dim=0),
+            one("inf", x(rng, 3, 4), p=float("inf"), dim=-1),
+            one("0d", x(rng), dim=0), one("empty", x(rng, 0, 3)),
             one("zero-row", np.array([[0.0, 0.0], [3.0, -4.0]])),
-            one("transposed", _x(rng, 4, 3), view=transposed)],
+            one("transposed", x(rng, 4, 3), view=transposed)],
             errors=[error("dim out of range", lambda lib, F, x: F.normalize(x, dim=2),
                           ones_(2, 3))]),
         entry("F.group_norm", {"F.group_norm": lambda lib, F, x, w, b, **kw: F.group_norm(
             x, 2, w, b, **kw)}, lambda rng: [
-                one("4d", _x(rng, 2, 4, 3, 3), _x(rng, 4), _x(rng, 4)),
-                one("2d-eps", _x(rng, 3, 6), _x(rng, 6), _x(rng, 6), eps=1e-3),
-                one("empty-batch", _x(rng, 0, 4, 3), _x(rng, 4), _x(rng, 4))],
+                one("4d", x(rng, 2, 4, 3, 3), x(rng, 4), x(rng, 4)),
+                one("2d-eps", x(rng, 3, 6), x(rng, 6), x(rng, 6), eps=1e-3),
+                one("empty-batch", x(rng, 0, 4, 3), x(rng, 4), x(rng, 4))],
             tol={"float16": Tol(4e-3, 4e-3, 4e-3, 4e-3)},
             errors=[error("groups do not divide channels", lambda lib, F, x: F.group_norm(
                 x, 3), ones_(2, 4, 2)),
                 error("1-d input", lambda lib, F, x: F.group_norm(x, 1), ones_(4))]),
         entry("F.group_norm.plain", {"F.group_norm": lambda lib, F, x: F.group_norm(x, 3)},
-              lambda rng: [one("3d", _x(rng, 2, 6, 5))]),
+              lambda rng: [one("3d", x(rng, 2, 6, 5))]),
     ]
 
 
 def _pair_samples(rng) -> list:
-    return [one("2d", _x(rng, 3, 4), _x(rng, 3, 4)),
-            one("broadcast", _x(rng, 3, 1), _x(rng, 1, 4)),
-            one("0d", _x(rng), _x(rng)),
-            one("empty", _x(rng, 0, 3), _x(rng, 0, 3)),
-            one("strided", _x(rng, 6, 4), _x(rng, 3, 4), view=every_other_row)]
+    return [one("2d", x(rng, 3, 4), x(rng, 3, 4)),
+            one("broadcast", x(rng, 3, 1), x(rng, 1, 4)),
+            one("0d", x(rng), x(rng)),
+            one("empty", x(rng, 0, 3), x(rng, 0, 3)),
+            one("strided", x(rng, 6, 4), x(rng, 3, 4), view=every_other_row)]
 
 
 def _distance_entries() -> list[OpEntry]:
     def far_and_near(rng):
         """Differences on both sides of beta = 0.5 and at |d| = 0.5 exactly."""
-        x = _x(rng, 3, 4)
+        base = x(rng, 3, 4)
         step = rng.choice([-2.0, -0.5, -0.2, 0.2, 0.5, 2.0], size=(3, 4))
-        return x, x + step
+        return base, base + step
 
     def dist_samples(**kw):
         def make(rng):
@@ -134,26 +130,26 @@ def _distance_entries() -> list[OpEntry]:
             one("sum-broadcast", np.log(probs(rng, 3, 4)), probs(rng, 1, 4), reduction="sum"),
             one("log-target", np.log(probs(rng, 2, 5)), np.log(probs(rng, 2, 5)),
                 reduction="batchmean", log_target=True),
-            one("0d", _x(rng, domain=(-2.0, -0.1)), _x(rng, domain=(0.1, 1.0))),
-            one("empty", _x(rng, 0, 3), _x(rng, 0, 3, domain=(0.1, 1.0)), reduction="sum")],
+            one("0d", x(rng, domain=(-2.0, -0.1)), x(rng, domain=(0.1, 1.0))),
+            one("empty", x(rng, 0, 3), x(rng, 0, 3, domain=(0.1, 1.0)), reduction="sum")],
             errors=[error("unknown reduction", lambda lib, F, x: F.kl_div(
                 x, x, reduction="avg"), ones_(3))]),
         entry("F.cosine_similarity", {"F.cosine_similarity": functional("cosine_similarity")},
               lambda rng: [
-                  one("dim1", _x(rng, 3, 4), _x(rng, 3, 4)),
-                  one("broadcast-dim-1", _x(rng, 3, 1, 4), _x(rng, 2, 4), dim=-1),
-                  one("broadcast-along-dim", _x(rng, 1, 4), _x(rng, 3, 4), dim=0),
-                  one("zero-vector", np.zeros((2, 3)), _x(rng, 2, 3)),
-                  one("empty", _x(rng, 0, 3), _x(rng, 0, 3)),
-                  one("transposed", _x(rng, 4, 3), _x(rng, 3, 4), view=transposed)],
+                  one("dim1", x(rng, 3, 4), x(rng, 3, 4)),
+                  one("broadcast-dim-1", x(rng, 3, 1, 4), x(rng, 2, 4), dim=-1),
+                  one("broadcast-along-dim", x(rng, 1, 4), x(rng, 3, 4), dim=0),
+                  one("zero-vector", np.zeros((2, 3)), x(rng, 2, 3)),
+                  one("empty", x(rng, 0, 3), x(rng, 0, 3)),
+                  one("transposed", x(rng, 4, 3), x(rng, 3, 4), view=transposed)],
               errors=[error("shapes do not broadcast", lambda lib, F, a, b:
                             F.cosine_similarity(a, b), ones_(2, 3), ones_(2, 4)),
                       error("dim out of range", lambda lib, F, a: F.cosine_similarity(
                           a, a, dim=2), ones_(2, 3))]),
         entry("F.pairwise_distance", {"F.pairwise_distance": functional("pairwise_distance")},
               lambda rng: [*_pair_samples(rng),
-                           one("p1-keepdim", _x(rng, 3, 4), _x(rng, 4), p=1.0, keepdim=True),
-                           one("pinf", _x(rng, 3, 4), _x(rng, 3, 4), p=float("inf"))],
+                           one("p1-keepdim", x(rng, 3, 4), x(rng, 4), p=1.0, keepdim=True),
+                           one("pinf", x(rng, 3, 4), x(rng, 3, 4), p=float("inf"))],
               errors=[error("sizes differ", lambda lib, F, a, b: F.pairwise_distance(a, b),
                             ones_(2, 3), ones_(2, 4))]),
     ]
@@ -162,38 +158,38 @@ def _distance_entries() -> list[OpEntry]:
 def _pool_entries() -> list[OpEntry]:
     return [
         entry("F.max_pool1d", {"F.max_pool1d": functional("max_pool1d")}, lambda rng: [
-            one("k2", _x(rng, 2, 3, 8), kernel_size=2),
-            one("unbatched", _x(rng, 3, 7), kernel_size=3, stride=2, padding=1),
-            one("dilation-ceil", _x(rng, 1, 2, 9), kernel_size=2, dilation=2, ceil_mode=True),
-            one("empty-batch", _x(rng, 0, 2, 6), kernel_size=2)],
+            one("k2", x(rng, 2, 3, 8), kernel_size=2),
+            one("unbatched", x(rng, 3, 7), kernel_size=3, stride=2, padding=1),
+            one("dilation-ceil", x(rng, 1, 2, 9), kernel_size=2, dilation=2, ceil_mode=True),
+            one("empty-batch", x(rng, 0, 2, 6), kernel_size=2)],
             errors=[error("4-d input", lambda lib, F, x: F.max_pool1d(x, 2), ones_(1, 1, 2, 5)),
                     error("padding over half the kernel", lambda lib, F, x: F.max_pool1d(
                         x, 2, padding=2), ones_(1, 2, 5))]),
         entry("F.avg_pool1d", {"F.avg_pool1d": functional("avg_pool1d")}, lambda rng: [
-            one("k2", _x(rng, 2, 3, 8), kernel_size=2),
-            one("pad-no-count", _x(rng, 3, 7), kernel_size=3, stride=2, padding=1,
+            one("k2", x(rng, 2, 3, 8), kernel_size=2),
+            one("pad-no-count", x(rng, 3, 7), kernel_size=3, stride=2, padding=1,
                 count_include_pad=False),
-            one("ceil", _x(rng, 1, 2, 7), kernel_size=(2,), ceil_mode=True),
-            one("empty-batch", _x(rng, 0, 2, 6), kernel_size=2)],
+            one("ceil", x(rng, 1, 2, 7), kernel_size=(2,), ceil_mode=True),
+            one("empty-batch", x(rng, 0, 2, 6), kernel_size=2)],
             errors=[error("1-d input", lambda lib, F, x: F.avg_pool1d(x, 2), ones_(5))],
             xfail=_INT64_ONLY),
         entry("F.adaptive_avg_pool2d", {
             "F.adaptive_avg_pool2d": functional("adaptive_avg_pool2d")}, lambda rng: [
-                one("uneven", _x(rng, 2, 3, 5, 7), output_size=(2, 3)),
-                one("global", _x(rng, 2, 3, 4, 4), output_size=1),
-                one("keep-width", _x(rng, 3, 5, 7), output_size=(3, None)),
-                one("upsample", _x(rng, 1, 2, 3, 2), output_size=(4, 5)),
-                one("empty-batch", _x(rng, 0, 2, 5, 5), output_size=2)],
+                one("uneven", x(rng, 2, 3, 5, 7), output_size=(2, 3)),
+                one("global", x(rng, 2, 3, 4, 4), output_size=1),
+                one("keep-width", x(rng, 3, 5, 7), output_size=(3, None)),
+                one("upsample", x(rng, 1, 2, 3, 2), output_size=(4, 5)),
+                one("empty-batch", x(rng, 0, 2, 5, 5), output_size=2)],
             errors=[error("2-d input", lambda lib, F, x: F.adaptive_avg_pool2d(x, 2),
                           ones_(5, 5)),
                     error("three sizes", lambda lib, F, x: F.adaptive_avg_pool2d(
                         x, (1, 2, 3)), ones_(1, 2, 5, 5))]),
         entry("F.adaptive_max_pool2d", {
             "F.adaptive_max_pool2d": functional("adaptive_max_pool2d")}, lambda rng: [
-                one("uneven", _x(rng, 2, 3, 5, 7), output_size=(2, 3)),
-                one("global", _x(rng, 2, 3, 4, 4), output_size=1),
-                one("unbatched", _x(rng, 3, 5, 7), output_size=(3, None)),
-                one("empty-batch", _x(rng, 0, 2, 5, 5), output_size=2)],
+                one("uneven", x(rng, 2, 3, 5, 7), output_size=(2, 3)),
+                one("global", x(rng, 2, 3, 4, 4), output_size=1),
+                one("unbatched", x(rng, 3, 5, 7), output_size=(3, None)),
+                one("empty-batch", x(rng, 0, 2, 5, 5), output_size=2)],
             errors=[error("2-d input", lambda lib, F, x: F.adaptive_max_pool2d(x, 2),
                           ones_(5, 5))]),
     ]

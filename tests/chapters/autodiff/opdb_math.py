@@ -22,13 +22,8 @@ from tests.chapters.autodiff.opdb import (
     ones_,
     reductions,
     transposed,
-    values,
+    x,
 )
-
-
-def _x(rng, *shape, domain=REALS):
-    return values(rng, shape, domain)
-
 
 # ------------------------------------------------------------------ products
 
@@ -37,34 +32,34 @@ def _product_entries() -> list:
     m23, m32 = ones_(2, 3), ones_(3, 2)
     return [
         entry("mm", forms("mm"), lambda rng: [
-            one("2d", _x(rng, 3, 4), _x(rng, 4, 2)),
-            one("empty", _x(rng, 0, 4), _x(rng, 4, 2)),
-            one("empty-inner", _x(rng, 3, 0), _x(rng, 0, 2)),
-            one("transposed", _x(rng, 4, 3), _x(rng, 4, 2), view=transposed)],
+            one("2d", x(rng, 3, 4), x(rng, 4, 2)),
+            one("empty", x(rng, 0, 4), x(rng, 4, 2)),
+            one("empty-inner", x(rng, 3, 0), x(rng, 0, 2)),
+            one("transposed", x(rng, 4, 3), x(rng, 4, 2), view=transposed)],
             errors=[error("1-d operand", lambda lib, F, a, b: lib.mm(a, b), ones_(3), m32),
                     error("inner sizes differ", lambda lib, F, a, b: lib.mm(a, b), m23, m23),
                     error("dtypes differ", lambda lib, F, a, b: lib.mm(a, b), m23,
                           np.ones((3, 2)))]),
         entry("addmm", forms("addmm"), lambda rng: [
-            one("2d", _x(rng, 3, 2), _x(rng, 3, 4), _x(rng, 4, 2)),
-            one("broadcast-beta-alpha", _x(rng, 2), _x(rng, 3, 4), _x(rng, 4, 2), beta=0.5,
+            one("2d", x(rng, 3, 2), x(rng, 3, 4), x(rng, 4, 2)),
+            one("broadcast-beta-alpha", x(rng, 2), x(rng, 3, 4), x(rng, 4, 2), beta=0.5,
                 alpha=2),
-            one("0d-input", _x(rng), _x(rng, 3, 4), _x(rng, 4, 2), alpha=-1),
-            one("beta0", _x(rng, 3, 2), _x(rng, 3, 4), _x(rng, 4, 2), beta=0),
-            one("empty", _x(rng, 0, 2), _x(rng, 0, 4), _x(rng, 4, 2)),
-            one("transposed", _x(rng, 2, 3), _x(rng, 3, 4), _x(rng, 4, 2), view=transposed)],
+            one("0d-input", x(rng), x(rng, 3, 4), x(rng, 4, 2), alpha=-1),
+            one("beta0", x(rng, 3, 2), x(rng, 3, 4), x(rng, 4, 2), beta=0),
+            one("empty", x(rng, 0, 2), x(rng, 0, 4), x(rng, 4, 2)),
+            one("transposed", x(rng, 2, 3), x(rng, 3, 4), x(rng, 4, 2), view=transposed)],
             errors=[error("input does not broadcast", lambda lib, F, c, a, b: lib.addmm(c, a, b),
                           ones_(3), m23, m32)]),
         entry("mv", forms("mv"), lambda rng: [
-            one("2d", _x(rng, 3, 4), _x(rng, 4)),
-            one("empty", _x(rng, 0, 4), _x(rng, 4)),
-            one("transposed", _x(rng, 4, 3), _x(rng, 4), view=transposed)],
+            one("2d", x(rng, 3, 4), x(rng, 4)),
+            one("empty", x(rng, 0, 4), x(rng, 4)),
+            one("transposed", x(rng, 4, 3), x(rng, 4), view=transposed)],
             errors=[error("vector is 2-d", lambda lib, F, a, b: lib.mv(a, b), m23, m32),
                     error("sizes differ", lambda lib, F, a, b: lib.mv(a, b), m23, ones_(2))]),
         entry("addmv", forms("addmv"), lambda rng: [
-            one("1d", _x(rng, 3), _x(rng, 3, 4), _x(rng, 4)),
-            one("0d-input-beta-alpha", _x(rng), _x(rng, 3, 4), _x(rng, 4), beta=2, alpha=3),
-            one("empty", _x(rng, 0), _x(rng, 0, 4), _x(rng, 4))]),
+            one("1d", x(rng, 3), x(rng, 3, 4), x(rng, 4)),
+            one("0d-input-beta-alpha", x(rng), x(rng, 3, 4), x(rng, 4), beta=2, alpha=3),
+            one("empty", x(rng, 0), x(rng, 0, 4), x(rng, 4))]),
         entry("addcmul", forms("addcmul"), lambda rng: elementwise(rng, REALS, REALS, REALS)),
         entry("addcmul.value", forms("addcmul"),
               lambda rng: elementwise(rng, REALS, REALS, REALS, kwargs={"value": -2})),
@@ -83,21 +78,21 @@ def _comparison_entries() -> list:
         return lambda lib, F, a, b, **kw: lib.tensor(getattr(lib, name)(a, b, **kw))
 
     def pairs(rng):
-        a = _x(rng, 3, 4)
+        a = x(rng, 3, 4)
         return [one("equal-values", a, a.copy()), one("close", a, a + 1e-9),
-                one("far", a, a + 0.5), one("0d", _x(rng), _x(rng)),
-                one("empty", _x(rng, 0, 3), _x(rng, 0, 3))]
+                one("far", a, a + 0.5), one("0d", x(rng), x(rng)),
+                one("empty", x(rng, 0, 3), x(rng, 0, 3))]
 
     return [
         entry("allclose", {"allclose": boolean("allclose"),
                            "Tensor.allclose": boolean("allclose", method=True)},
-              lambda rng: [*pairs(rng), one("broadcast", _x(rng, 3, 1), _x(rng, 1, 4)),
-                           one("loose", _x(rng, 3), _x(rng, 3), atol=10.0)],
+              lambda rng: [*pairs(rng), one("broadcast", x(rng, 3, 1), x(rng, 1, 4)),
+                           one("loose", x(rng, 3), x(rng, 3), atol=10.0)],
               differentiable=False,
               errors=[error("dtypes differ", lambda lib, F, a, b: lib.allclose(a, b),
                             ones_(3), np.ones(3))]),
         entry("equal", {"equal": boolean("equal"), "Tensor.equal": boolean("equal", method=True)},
-              lambda rng: [*pairs(rng), one("shapes differ", _x(rng, 3), _x(rng, 1, 3))],
+              lambda rng: [*pairs(rng), one("shapes differ", x(rng, 3), x(rng, 1, 3))],
               differentiable=False,
               errors=[error("a number", lambda lib, F, a: lib.equal(a, 1), ones_(3))]),
         entry("clamp_min", forms("clamp_min"),
@@ -127,14 +122,14 @@ def _norm_entries() -> list:
             errors=[error("no elements", lambda lib, F, x, p=p: x.norm(p), ones_(0, 3))]))
     out += [
         entry("norm.fro-dims", forms("norm"), lambda rng: [
-            one("3d", _x(rng, 2, 3, 4), p="fro", dim=(0, 2)),
-            one("3d-keepdim", _x(rng, 2, 3, 4), p="fro", dim=(-1, 1), keepdim=True),
-            one("tuple-p1", _x(rng, 2, 3, 4), p=1, dim=(0, 1, 2))],
+            one("3d", x(rng, 2, 3, 4), p="fro", dim=(0, 2)),
+            one("3d-keepdim", x(rng, 2, 3, 4), p="fro", dim=(-1, 1), keepdim=True),
+            one("tuple-p1", x(rng, 2, 3, 4), p=1, dim=(0, 1, 2))],
             errors=[error("fro over three dims", lambda lib, F, x: x.norm(
                 "fro", dim=(0, 1, 2)), ones_(2, 2, 2))]),
         entry("dist", forms("dist"), lambda rng: elementwise(rng, REALS, REALS)),
         entry("dist.p", forms("dist"), lambda rng: [
-            one(f"p{p}", _x(rng, 3, 4), _x(rng, 1, 4), p=p) for p in (1, 3, math.inf)]),
+            one(f"p{p}", x(rng, 3, 4), x(rng, 1, 4), p=p) for p in (1, 3, math.inf)]),
     ]
     return out
 
@@ -185,28 +180,28 @@ def _inplace_entries() -> list:
         entry("triu_", {"Tensor.triu_": inplace("triu_", 1)}, lambda rng: matrices,
               differentiable=False),
         entry("masked_fill_", {"Tensor.masked_fill_": inplace("masked_fill_", 0.5)},
-              lambda rng: [one("2d", _x(rng, 3, 4), fixed=(_x(rng, 3, 4) > 0,))],
+              lambda rng: [one("2d", x(rng, 3, 4), fixed=(x(rng, 3, 4) > 0,))],
               differentiable=False),
         entry("scatter_", {"Tensor.scatter_": lambda lib, F, x, src, i: x.detach().clone(
             ).scatter_(0, i, src.detach())},
-            lambda rng: [one("2d", _x(rng, 3, 4), _x(rng, 2, 4), fixed=(index,))],
+            lambda rng: [one("2d", x(rng, 3, 4), x(rng, 2, 4), fixed=(index,))],
             differentiable=False),
         entry("scatter_add_", {"Tensor.scatter_add_": lambda lib, F, x, src, i: x.detach(
             ).clone().scatter_add_(0, i, src.detach())},
-            lambda rng: [one("2d", _x(rng, 3, 4), _x(rng, 2, 4), fixed=(index,))],
+            lambda rng: [one("2d", x(rng, 3, 4), x(rng, 2, 4), fixed=(index,))],
             differentiable=False),
         entry("scatter_reduce_", {"Tensor.scatter_reduce_": lambda lib, F, x, src, i: x.detach(
             ).clone().scatter_reduce_(0, i, src.detach(), "amax")},
-            lambda rng: [one("2d", _x(rng, 3, 4), _x(rng, 2, 4), fixed=(index,))],
+            lambda rng: [one("2d", x(rng, 3, 4), x(rng, 2, 4), fixed=(index,))],
             differentiable=False),
         entry("addmm_", {"Tensor.addmm_": inplace("addmm_")}, lambda rng: [
-            one("2d", _x(rng, 3, 2), _x(rng, 3, 4), _x(rng, 4, 2))], differentiable=False,
+            one("2d", x(rng, 3, 2), x(rng, 3, 4), x(rng, 4, 2))], differentiable=False,
             errors=[error("self too small", lambda lib, F, c, a, b: c.addmm_(a, b), ones_(2),
                           ones_(3, 4), ones_(4, 2))]),
         entry("addmv_", {"Tensor.addmv_": inplace("addmv_", )}, lambda rng: [
-            one("1d", _x(rng, 3), _x(rng, 3, 4), _x(rng, 4), beta=0.5)], differentiable=False),
+            one("1d", x(rng, 3), x(rng, 3, 4), x(rng, 4), beta=0.5)], differentiable=False),
         entry("baddbmm_", {"Tensor.baddbmm_": inplace("baddbmm_")}, lambda rng: [
-            one("3d", _x(rng, 2, 3, 2), _x(rng, 2, 3, 4), _x(rng, 2, 4, 2))],
+            one("3d", x(rng, 2, 3, 2), x(rng, 2, 3, 4), x(rng, 2, 4, 2))],
             differentiable=False),
     ]
     by_name = {e.name: e for e in out}

@@ -15,12 +15,8 @@ from tests.chapters.autodiff.opdb import (
     ones_,
     reductions,
     transposed,
-    values,
+    x,
 )
-
-
-def _x(rng, *shape):
-    return values(rng, shape)
 
 
 def _counts(rng, *shape):
@@ -39,56 +35,56 @@ def _view_entries() -> list[OpEntry]:
     m23 = ones_(2, 3)
     return [
         entry("chunk", forms("chunk"), lambda rng: [
-            one("dim0", _x(rng, 5, 3), chunks=2), one("dim1-more-than-size", _x(rng, 2, 3),
+            one("dim0", x(rng, 5, 3), chunks=2), one("dim1-more-than-size", x(rng, 2, 3),
                                                       chunks=4, dim=1),
-            one("empty", _x(rng, 0, 3), chunks=2), one("transposed", _x(rng, 4, 3), chunks=3,
+            one("empty", x(rng, 0, 3), chunks=2), one("transposed", x(rng, 4, 3), chunks=3,
                                                        dim=-1, view=transposed)],
             errors=[error("0-d input", lambda lib, F, x: lib.chunk(x, 2), np.float32(1)),
                     error("no chunks", lambda lib, F, x: x.chunk(0), m23)]),
         entry("split", _positional("split"), lambda rng: [
-            one("int", _x(rng, 5, 3), at=2),
-            one("sizes-dim1", _x(rng, 2, 5), at=[1, 0, 4], dim=1),
-            one("empty", _x(rng, 0, 3), at=2),
-            one("transposed", _x(rng, 4, 3), at=[1, 3], dim=1,
+            one("int", x(rng, 5, 3), at=2),
+            one("sizes-dim1", x(rng, 2, 5), at=[1, 0, 4], dim=1),
+            one("empty", x(rng, 0, 3), at=2),
+            one("transposed", x(rng, 4, 3), at=[1, 3], dim=1,
                 view=transposed)],
             errors=[error("sizes that miss the total", lambda lib, F, x: x.split([1, 2]), m23),
                     error("size 0 on a non-empty dim", lambda lib, F, x: x.split(0), m23),
                     error("0-d input", lambda lib, F, x: lib.split(x, 1), np.float32(1))]),
         entry("tensor_split", _positional("tensor_split"), lambda rng: [
-            one("sections", _x(rng, 7, 2), at=3),
-            one("indices-dim1", _x(rng, 2, 6), at=[1, 4, 2, 9], dim=1),
-            one("negative-index", _x(rng, 5), at=[-2]),
-            one("empty", _x(rng, 0, 3), at=2),
-            one("transposed", _x(rng, 4, 3), at=2, dim=1, view=transposed)],
+            one("sections", x(rng, 7, 2), at=3),
+            one("indices-dim1", x(rng, 2, 6), at=[1, 4, 2, 9], dim=1),
+            one("negative-index", x(rng, 5), at=[-2]),
+            one("empty", x(rng, 0, 3), at=2),
+            one("transposed", x(rng, 4, 3), at=2, dim=1, view=transposed)],
             errors=[error("float index tensor", lambda lib, F, x: x.tensor_split(x), ones_(3)),
                     error("0 sections", lambda lib, F, x: x.tensor_split(0), m23)]),
         entry("tensor_split.tensor", {
             "tensor_split": lambda lib, F, x, i: lib.tensor_split(x, i, dim=1)}, lambda rng: [
-            Sample("indices", (_x(rng, 2, 6),), (np.array([2, 3]),)),
-            Sample("sections-0d", (_x(rng, 2, 5),), (np.array(2),))]),
+            Sample("indices", (x(rng, 2, 6),), (np.array([2, 3]),)),
+            Sample("sections-0d", (x(rng, 2, 5),), (np.array(2),))]),
         entry("unbind", forms("unbind"), lambda rng: [
-            one("dim0", _x(rng, 3, 2)), one("dim-1", _x(rng, 2, 3), dim=-1),
-            one("empty-rows", _x(rng, 0, 3), dim=1),  # no slices at all: test_ops_split.py
-            one("transposed", _x(rng, 4, 3), view=transposed)],
+            one("dim0", x(rng, 3, 2)), one("dim-1", x(rng, 2, 3), dim=-1),
+            one("empty-rows", x(rng, 0, 3), dim=1),  # no slices at all: test_ops_split.py
+            one("transposed", x(rng, 4, 3), view=transposed)],
             errors=[error("0-d input", lambda lib, F, x: lib.unbind(x), np.float32(1)),
                     error("dim out of range", lambda lib, F, x: x.unbind(2), m23)]),
         entry("narrow", forms("narrow"), lambda rng: [
-            one("dim0", _x(rng, 5, 3), dim=0, start=1, length=3),
-            one("negative-start", _x(rng, 2, 5), dim=1, start=-3, length=2),
-            one("empty", _x(rng, 4, 3), dim=0, start=4, length=0),
-            one("transposed", _x(rng, 4, 3), dim=1, start=2, length=2, view=transposed)],
+            one("dim0", x(rng, 5, 3), dim=0, start=1, length=3),
+            one("negative-start", x(rng, 2, 5), dim=1, start=-3, length=2),
+            one("empty", x(rng, 4, 3), dim=0, start=4, length=0),
+            one("transposed", x(rng, 4, 3), dim=1, start=2, length=2, view=transposed)],
             errors=[error("past the end", lambda lib, F, x: x.narrow(1, 2, 2), m23),
                     error("start out of range", lambda lib, F, x: x.narrow(1, 4, 0), m23),
                     error("0-d input", lambda lib, F, x: lib.narrow(x, 0, 0, 1),
                           np.float32(1))]),
         entry("narrow.tensor-start", {
             "narrow": lambda lib, F, x, s: lib.narrow(x, 0, s, 2)}, lambda rng: [
-            Sample("0d-start", (_x(rng, 4, 3),), (np.array(1),))]),
+            Sample("0d-start", (x(rng, 4, 3),), (np.array(1),))]),
         entry("unflatten", forms("unflatten"), lambda rng: [
-            one("dim1", _x(rng, 2, 6), dim=1, sizes=(2, 3)),
-            one("inferred", _x(rng, 6, 2), dim=0, sizes=(-1, 2, 1)),
-            one("empty", _x(rng, 0, 4), dim=1, sizes=(2, 2)),
-            one("transposed", _x(rng, 4, 3), dim=1, sizes=[2, 2], view=transposed)],
+            one("dim1", x(rng, 2, 6), dim=1, sizes=(2, 3)),
+            one("inferred", x(rng, 6, 2), dim=0, sizes=(-1, 2, 1)),
+            one("empty", x(rng, 0, 4), dim=1, sizes=(2, 2)),
+            one("transposed", x(rng, 4, 3), dim=1, sizes=[2, 2], view=transposed)],
             errors=[error("sizes that miss the total", lambda lib, F, x: x.unflatten(1, (2, 2)),
                           m23),
                     error("no sizes", lambda lib, F, x: x.unflatten(1, ()), m23),
@@ -96,11 +92,11 @@ def _view_entries() -> list[OpEntry]:
         entry("movedim", forms("movedim", moveaxis=lambda lib, F, x, **kw: lib.moveaxis(x, **kw),
                                **{"Tensor.moveaxis": lambda lib, F, x, **kw: x.moveaxis(**kw)}),
               lambda rng: [
-            one("one-dim", _x(rng, 2, 3, 4), source=0, destination=-1),
-            one("two-dims", _x(rng, 2, 3, 4), source=(0, 1), destination=(2, 0)),
-            one("0d", _x(rng), source=0, destination=0),
-            one("empty", _x(rng, 0, 3), source=1, destination=0),
-            one("transposed", _x(rng, 4, 3), source=0, destination=1, view=transposed)],
+            one("one-dim", x(rng, 2, 3, 4), source=0, destination=-1),
+            one("two-dims", x(rng, 2, 3, 4), source=(0, 1), destination=(2, 0)),
+            one("0d", x(rng), source=0, destination=0),
+            one("empty", x(rng, 0, 3), source=1, destination=0),
+            one("transposed", x(rng, 4, 3), source=0, destination=1, view=transposed)],
             errors=[error("repeated source", lambda lib, F, x: x.movedim((0, 0), (0, 1)), m23),
                     error("lengths differ", lambda lib, F, x: x.movedim((0, 1), (1,)), m23),
                     error("dim out of range", lambda lib, F, x: x.movedim(2, 0), m23)]),
@@ -112,25 +108,25 @@ def _count_entries() -> list[OpEntry]:
     mask = np.array([True, False, True])
     return [
         entry("masked_select", forms("masked_select"), lambda rng: [
-            Sample("2d", (_x(rng, 3, 4),), (_x(rng, 3, 4) > 0,)),
-            Sample("mask-broadcasts", (_x(rng, 3, 4),), (_x(rng, 1, 4) > 0,)),
-            Sample("input-broadcasts", (_x(rng, 4),), (_x(rng, 2, 1, 4) > 0,)),
-            Sample("0d", (_x(rng),), (np.array(True),)),
-            Sample("empty", (_x(rng, 0, 3),), (mask,)),
-            Sample("transposed", (_x(rng, 4, 3),), (_x(rng, 3, 4) > 0,), view=transposed)],
+            Sample("2d", (x(rng, 3, 4),), (x(rng, 3, 4) > 0,)),
+            Sample("mask-broadcasts", (x(rng, 3, 4),), (x(rng, 1, 4) > 0,)),
+            Sample("input-broadcasts", (x(rng, 4),), (x(rng, 2, 1, 4) > 0,)),
+            Sample("0d", (x(rng),), (np.array(True),)),
+            Sample("empty", (x(rng, 0, 3),), (mask,)),
+            Sample("transposed", (x(rng, 4, 3),), (x(rng, 3, 4) > 0,), view=transposed)],
             errors=[error("mask not bool", lambda lib, F, x, m: x.masked_select(m), m23,
                           np.array([1, 0, 1])),
                     error("shapes that do not broadcast", lambda lib, F, x, m: x.masked_select(
                         m), m23, np.array([True, False]))]),
         entry("argwhere", forms("argwhere"), lambda rng: [
-            one("2d", _x(rng, 3, 4)), one("0d", _x(rng)), one("empty", _x(rng, 0, 3)),
-            one("zeros", np.zeros((2, 2))), one("transposed", _x(rng, 4, 3), view=transposed)],
+            one("2d", x(rng, 3, 4)), one("0d", x(rng)), one("empty", x(rng, 0, 3)),
+            one("zeros", np.zeros((2, 2))), one("transposed", x(rng, 4, 3), view=transposed)],
             differentiable=False),
         entry("count_nonzero", forms("count_nonzero"), lambda rng: [
             *[Sample(s.desc, (np.round(s.arrays[0]),), kwargs=s.kwargs, view=s.view)
               for s in reductions(rng, keepdim=False)],
-            one("dims", np.round(_x(rng, 2, 3, 4)), dim=(0, 2)),
-            one("no-dims", np.round(_x(rng, 2, 3)), dim=())],
+            one("dims", np.round(x(rng, 2, 3, 4)), dim=(0, 2)),
+            one("no-dims", np.round(x(rng, 2, 3)), dim=())],
             differentiable=False,
             errors=[error("repeated dim", lambda lib, F, x: x.count_nonzero((0, 0)), m23),
                     error("dim out of range", lambda lib, F, x: x.count_nonzero(2), m23)]),
@@ -149,15 +145,15 @@ def _count_entries() -> list[OpEntry]:
         entry("bincount.weights", {
             "bincount": lambda lib, F, w, i, **kw: lib.bincount(i, weights=w, **kw),
             "Tensor.bincount": lambda lib, F, w, i, **kw: i.bincount(w, **kw)}, lambda rng: [
-            Sample("1d", (_x(rng, 5),), (np.array([0, 3, 3, 1, 0]),)),
-            Sample("minlength", (_x(rng, 3),), (np.array([2, 0, 2]),), {"minlength": 5}),
-            Sample("empty", (_x(rng, 0),), (np.zeros(0, np.int64),))],
+            Sample("1d", (x(rng, 5),), (np.array([0, 3, 3, 1, 0]),)),
+            Sample("minlength", (x(rng, 3),), (np.array([2, 0, 2]),), {"minlength": 5}),
+            Sample("empty", (x(rng, 0),), (np.zeros(0, np.int64),))],
             differentiable=None),
         entry("diff", forms("diff"), lambda rng: [
-            one("last-dim", _x(rng, 3, 5)), one("n2-dim0", _x(rng, 4, 3), n=2, dim=0),
-            one("n-past-size", _x(rng, 2, 3), n=5), one("n0", _x(rng, 2, 3), n=0),
-            one("empty", _x(rng, 0, 3), dim=0), one("empty-dim", _x(rng, 3, 0)),
-            one("transposed", _x(rng, 4, 3), view=transposed)],
+            one("last-dim", x(rng, 3, 5)), one("n2-dim0", x(rng, 4, 3), n=2, dim=0),
+            one("n-past-size", x(rng, 2, 3), n=5), one("n0", x(rng, 2, 3), n=0),
+            one("empty", x(rng, 0, 3), dim=0), one("empty-dim", x(rng, 3, 0)),
+            one("transposed", x(rng, 4, 3), view=transposed)],
             errors=[error("0-d input", lambda lib, F, x: lib.diff(x), np.float32(1)),
                     error("negative order", lambda lib, F, x: x.diff(n=-1), m23),
                     error("prepend of another rank", lambda lib, F, x, p: x.diff(prepend=p),
@@ -166,14 +162,14 @@ def _count_entries() -> list[OpEntry]:
                           m23, ones_(3, 1))]),
         entry("diff.prepend-append", {
             "diff": lambda lib, F, x, p, a, **kw: lib.diff(x, prepend=p, append=a, **kw)},
-            lambda rng: [one("dim1", _x(rng, 2, 3), _x(rng, 2, 1), _x(rng, 2, 2), n=2),
-                         one("dim0", _x(rng, 2, 3), _x(rng, 1, 3), _x(rng, 2, 3), dim=0)]),
+            lambda rng: [one("dim1", x(rng, 2, 3), x(rng, 2, 1), x(rng, 2, 2), n=2),
+                         one("dim0", x(rng, 2, 3), x(rng, 1, 3), x(rng, 2, 3), dim=0)]),
         entry("repeat_interleave", forms("repeat_interleave"), lambda rng: [
-            one("flat", _x(rng, 2, 3), repeats=2), one("dim1", _x(rng, 2, 3), repeats=3, dim=1),
-            one("0d", _x(rng), repeats=3), one("zero", _x(rng, 2, 3), repeats=0, dim=0),
-            one("empty", _x(rng, 0, 3), repeats=2, dim=0),
-            one("output_size", _x(rng, 2, 3), repeats=2, dim=0, output_size=4),
-            one("transposed", _x(rng, 4, 3), repeats=2, dim=0, view=transposed)],
+            one("flat", x(rng, 2, 3), repeats=2), one("dim1", x(rng, 2, 3), repeats=3, dim=1),
+            one("0d", x(rng), repeats=3), one("zero", x(rng, 2, 3), repeats=0, dim=0),
+            one("empty", x(rng, 0, 3), repeats=2, dim=0),
+            one("output_size", x(rng, 2, 3), repeats=2, dim=0, output_size=4),
+            one("transposed", x(rng, 4, 3), repeats=2, dim=0, view=transposed)],
             errors=[error("negative repeats", lambda lib, F, x: x.repeat_interleave(-1), m23),
                     error("0-d input with dim", lambda lib, F, x: x.repeat_interleave(2, dim=0),
                           np.float32(1)),
@@ -187,10 +183,10 @@ def _count_entries() -> list[OpEntry]:
             "repeat_interleave": lambda lib, F, x, r, **kw: lib.repeat_interleave(x, r, **kw),
             "Tensor.repeat_interleave": lambda lib, F, x, r, **kw: x.repeat_interleave(r, **kw)},
             lambda rng: [
-            Sample("dim0", (_x(rng, 3, 2),), (np.array([2, 0, 1]),), {"dim": 0}),
-            Sample("one-count", (_x(rng, 2, 3),), (np.array([2]),), {"dim": 1}),
-            Sample("0d-count", (_x(rng, 2, 3),), (np.array(2),), {"dim": -1}),
-            Sample("flat", (_x(rng, 2, 2),), (np.array([1, 0, 3, 1]),))]),
+            Sample("dim0", (x(rng, 3, 2),), (np.array([2, 0, 1]),), {"dim": 0}),
+            Sample("one-count", (x(rng, 2, 3),), (np.array([2]),), {"dim": 1}),
+            Sample("0d-count", (x(rng, 2, 3),), (np.array(2),), {"dim": -1}),
+            Sample("flat", (x(rng, 2, 2),), (np.array([1, 0, 3, 1]),))]),
         entry("repeat_interleave.counts", {
             "repeat_interleave": lambda lib, F, r: lib.repeat_interleave(r)}, lambda rng: [
             Sample("1d", fixed=(np.array([2, 0, 3]),)),
