@@ -142,7 +142,8 @@ def _walk(order, grads, captured, retain_graph, create_graph, capture, handed) -
                 captured[node] = g
             input_grads = _fast_gradients(node, g) if fast else None
             if input_grads is None:  # no fast form, or it declined: the Tensor rule
-                input_grads = VJP[node.op](node, g)
+                rule = VJP.get(node.op) or type(node).rule  # a custom Function brings its own
+                input_grads = rule(node, g)
                 for observer in MODES.observers:  # anomaly detection checks each rule
                     observer.rule_ran(node, input_grads)
             if not retain_graph and node._saved is not None:
