@@ -34,6 +34,7 @@ of the outputs' gradients, which the function's rule splits again.
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -57,6 +58,8 @@ class FunctionCtx:
         self.needs_input_grad = needs_input_grad
         self._materialize_grads = True
         self._to_save: tuple = ()
+        self._to_save_forward: tuple = ()
+        self._in_jvp = False
         self._non_differentiable: set = set()
         self._node = None
 
@@ -70,8 +73,14 @@ class FunctionCtx:
                     "keep other values as attributes of ctx (ctx.k = k).")
         self._to_save = tensors
 
+    def save_for_forward(self, *tensors) -> None:
+        """Keep ``tensors`` for ``jvp``: inside ``jvp``, ``ctx.saved_tensors`` reads these."""
+        self._to_save_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
+        if self._in_jvp:
+            return self._to_save_forward
         if self._node is None:  # nothing recorded (forward mode, or no input needs grad)
             return self._to_save
         return self._node.saved
@@ -177,6 +186,19 @@ class OutputNode(_CustomNode):
         return [cat(parts)]
 
 
+_NODE_TYPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _node_type(cls: type) -> type:
+    """The node class for function ``cls``, named ``<cls>Backward`` as torch's
+    (``type(y.grad_fn).__name__``), made once per function."""
+    node_type = _NODE_TYPES.get(cls)
+    if node_type is None:
+        node_type = _NODE_TYPES[cls] = type(f"{cls.__name__}Backward", (FunctionNode,),
+                                            {"__slots__": ()})
+    return node_type
+
+
 def _checked(node: FunctionNode, grads) -> list:
     """The user's gradients, one per input of forward, checked as torch checks them."""
     expected = len(node.input_meta)
@@ -202,12 +224,21 @@ def _checked(node: FunctionNode, grads) -> list:
                             f"{i}; return a Tensor or None.")
         if meta is None:
             grads[i] = None  # the input needs no gradient: drop it
-        elif np.broadcast_shapes(meta[0], g.data.shape) != g.data.shape:
+        elif not _sums_down(g.data.shape, meta[0]):
             raise RuntimeError(
                 f"Function {node.name} returned an invalid gradient at index {i} - got "
                 f"{list(g.data.shape)} but expected shape compatible with {list(meta[0])}: "
                 "a gradient has the shape of its input (or one that sums down to it).")
     return grads
+
+
+def _sums_down(shape: tuple, target: tuple) -> bool:
+    """Whether a gradient of ``shape`` sums down to ``target`` (``target``
+    broadcasts to ``shape``)."""
+    try:
+        return np.broadcast_shapes(target, shape) == shape
+    except ValueError:
+        return False
 
 
 class Function:
@@ -313,7 +344,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple, diff: list
     single = len(diff) == 1
     flat = (outputs[diff[0]].data if single else
             np.empty(offset, np.result_type(*[s[3] for s in slots])))
-    node = FunctionNode("autograd_function", name, nexts, metas, flat)
+    node = _node_type(cls)("autograd_function", name, nexts, metas, flat)
     node.function, node.ctx, node.slots, node.arrived = cls, ctx, slots, set()
     node.out_metas = [(o.data.shape, o.data.dtype) if isinstance(o, TensorBase) else None
                       for o in outputs]
@@ -357,8 +388,12 @@ def _push_tangents(cls: type, ctx: FunctionCtx, mode: ForwardMode, args: tuple,
     tangents = [k[1] if k is not None else
                 (a._make(np.zeros_like(a.data), [0]) if isinstance(a, TensorBase) else None)
                 for a, k in zip(args, known, strict=True)]
-    with not_observed(mode), no_grad():
-        result = cls.jvp(ctx, *tangents)
+    ctx._in_jvp = True
+    try:
+        with not_observed(mode), no_grad():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
     result = result if isinstance(result, tuple) else (result,)
     if len(result) != len(outputs):
         raise RuntimeError(f"{cls.__name__}.jvp returned {len(result)} tangents for "
