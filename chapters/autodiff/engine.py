@@ -8,10 +8,12 @@
    of 100,000 ops is fine);
 2. **apply the rules**: each node's VJP rule turns the gradient of its
    output into gradients of its inputs; a node used twice receives the *sum*
-   of the gradients from its users (the multivariate chain rule). When the
-   backward itself is not recorded (``create_graph=False``) and no observer
-   watches the rules, an op's ``vjp_fast`` form (the same rule as one numpy
-   expression, :mod:`.rules`) runs in place of its Tensor rule;
+   of the gradients from its users (the multivariate chain rule). A custom
+   ``autograd.Function``'s node is not in the rule table and brings its own
+   rule (:mod:`.autograd.function`). When the backward itself is not
+   recorded (``create_graph=False``) and no observer watches the rules, an
+   op's ``vjp_fast`` form (the same rule as one numpy expression,
+   :mod:`.rules`) runs in place of its Tensor rule;
 3. **land**: at the leaves (``AccumulateGrad`` nodes) the gradient is added
    into ``.grad``; then the saved tensors are freed unless ``retain_graph``.
 

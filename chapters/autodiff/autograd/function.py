@@ -54,8 +54,10 @@ class FunctionCtx:
     leaves for ``backward`` (saved tensors, any attribute you set) and the
     facts ``backward`` may read (``needs_input_grad``)."""
 
-    def __init__(self, needs_input_grad: tuple):
-        self.needs_input_grad = needs_input_grad
+    def __init__(self, args: tuple, record: bool):
+        self.needs_input_grad = tuple([record and isinstance(a, TensorBase) and a._requires_grad
+                                       for a in args])
+        self._tensor_inputs = tuple([isinstance(a, TensorBase) for a in args])
         self._materialize_grads = True
         self._to_save: tuple = ()
         self._to_save_forward: tuple = ()
@@ -104,7 +106,9 @@ class FunctionCtx:
 
 class _CustomNode(BackwardNode):
     """A history node whose rule is its own ``rule(node, g)`` rather than an
-    entry of the op table (the engine falls back to it for ops it does not know)."""
+    entry of the op table (the engine falls back to it for ops it does not know).
+    It sets the fields a :class:`BackwardNode` sets, but takes its name as given:
+    a built-in node's name comes from its op's registration."""
 
     __slots__ = ()
 
@@ -278,9 +282,7 @@ class Function:
         """Run ``forward`` without recording, then record one history node."""
         record = MODES.grad_enabled and any(
             isinstance(a, TensorBase) and a._requires_grad for a in args)
-        ctx = FunctionCtx(tuple([record and isinstance(a, TensorBase) and a._requires_grad
-                                 for a in args]))
-        ctx._tensor_inputs = tuple([isinstance(a, TensorBase) for a in args])
+        ctx = FunctionCtx(args, record)
         modes = [o for o in MODES.observers if isinstance(o, ForwardMode)]
         with no_grad(), _set_aside(modes):
             if cls.setup_context is Function.setup_context:

@@ -322,6 +322,7 @@ def test_once_differentiable_refuses_a_second_derivative():
     assert_close(got, want, **GRAD, what="first derivative")
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's notes on anomaly mode
 def test_anomaly_detection_names_the_function():
     def run(lib):
         class NanGrad(lib.autograd.Function):
