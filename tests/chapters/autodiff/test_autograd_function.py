@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import chapters.autodiff as ad
+from chapters.autodiff.autograd.function import once_differentiable  # torch's import path
 from chapters.autodiff.node import saved_tensor_bytes
 from chapters.torchcheck import assert_close
 
@@ -488,3 +489,68 @@ def test_no_history_under_no_grad_and_returned_inputs_are_new_tensors():
 
     got, want = both(run)
     assert got == want == (False, False, "IdentityBackward")
+
+
+def mixed_fn(lib):
+    """Two outputs of different dtypes, both saved: e^x (float32) and the float64
+    column sums of 2x. With L = f(a, b): dL/dx = ga * a + 2 * (column of gb)."""
+
+    class Mixed(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a = x.exp()
+            b = (x * 2).double().sum(0)
+            ctx.save_for_backward(a, b)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            a, b = ctx.saved_tensors
+            return ga * a + (gb * b).float().expand(2, 3)
+
+    return Mixed
+
+
+def test_several_outputs_of_mixed_dtypes_differentiate_twice():
+    def run(lib):
+        (x,) = leaves(lib, X0)
+        a, b = mixed_fn(lib).apply(x)
+        (g,) = lib.autograd.grad((a * a).sum() + (b * b).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return b.dtype == lib.float64, a.grad_fn.name(), g, gg
+
+    (*facts_ad, g_ad, gg_ad), (*facts_t, g_t, gg_t) = both(run)
+    assert facts_ad == facts_t == [True, "MixedBackward"]
+    assert_close(g_ad, g_t, **GRAD, what="first derivative")
+    assert_close(gg_ad, gg_t, **GRAD, what="second derivative through saved outputs")
+
+
+def test_hooks_and_retain_grad_on_an_output():
+    def run(lib):
+        (x,) = leaves(lib, X0)
+        a, _b = mixed_fn(lib).apply(x)
+        a.register_hook(lambda g: g * 10)
+        a.retain_grad()
+        a.sum().backward()
+        return x.grad, a.grad
+
+    got, want = both(run)
+    assert_close(got[0], want[0], **GRAD, what="gradient after the hook")
+    assert_close(got[1], want[1], **GRAD, what="retained gradient")
+    np.testing.assert_allclose(got[1].data, np.full_like(X0, 10.0))
+
+
+def test_only_tensors_can_be_saved_and_the_torch_import_path():
+    assert once_differentiable is ad.autograd.function.once_differentiable
+
+    def run(lib):
+        class SavesNumber(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(3.0)
+                return x * 1
+
+        with pytest.raises(TypeError, match="save"):
+            SavesNumber.apply(leaves(lib, X0)[0])
+
+    both(run)
