@@ -29,11 +29,18 @@ differentiable outputs gets one small node per output (:class:`OutputNode`,
 named like the function's) that places its output's gradient into one flat
 vector, the gradient of the function's node: ``d(flat)`` is the concatenation
 of the outputs' gradients, which the function's rule splits again.
+
+Where it differs from torch: with several differentiable outputs each output
+has its own ``grad_fn`` (an :class:`OutputNode`), not one shared node;
+``ctx.mark_dirty`` (a function changing its input in place) is refused, as
+this engine records no in-place op on tensors that need gradients; torch's
+``vmap`` support (``generate_vmap_rule``, ``vmap`` staticmethod) is absent.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 
 import numpy as np
@@ -280,16 +287,19 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` without recording, then record one history node."""
+        split = cls.setup_context is not Function.setup_context
+        if kwargs or split:
+            args = _positional(cls.forward, args, kwargs, split)
         record = MODES.grad_enabled and any(
             isinstance(a, TensorBase) and a._requires_grad for a in args)
         ctx = FunctionCtx(args, record)
         modes = [o for o in MODES.observers if isinstance(o, ForwardMode)]
         with no_grad(), _set_aside(modes):
-            if cls.setup_context is Function.setup_context:
-                output = cls.forward(ctx, *args, **kwargs)
-            else:
-                output = cls.forward(*args, **kwargs)
+            if split:
+                output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
         outputs = output if isinstance(output, tuple) else (output,)
         diff = _differentiable(ctx, outputs)  # before _fresh: marks name forward's tensors
         outputs = tuple([_fresh(o, args) for o in outputs])
@@ -298,6 +308,16 @@ class Function:
         for mode in modes:
             _push_tangents(cls, ctx, mode, args, outputs)
         return outputs if isinstance(output, tuple) else outputs[0]
+
+
+def _positional(forward, args: tuple, kwargs: dict, split: bool) -> tuple:
+    """``args`` and ``kwargs`` as forward's positional arguments, as torch binds
+    them, so each has its gradient slot; the split form also gets the defaults
+    of the arguments left out (``setup_context`` sees every input)."""
+    bound = inspect.signature(forward).bind(*((None,) if not split else ()), *args, **kwargs)
+    if split:
+        bound.apply_defaults()
+    return bound.args if split else bound.args[1:]
 
 
 class _set_aside:

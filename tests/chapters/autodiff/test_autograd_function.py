@@ -554,3 +554,43 @@ def test_only_tensors_can_be_saved_and_the_torch_import_path():
             SavesNumber.apply(leaves(lib, X0)[0])
 
     both(run)
+
+
+def test_keyword_arguments_take_their_place_among_the_inputs():
+    def run(lib):
+        seen = []
+
+        class Scaled(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k=2.0):
+                seen.append(len(ctx.needs_input_grad))
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g * 3.0,)  # one gradient: too few once k is passed by keyword
+
+        class SplitScaled(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k=2.0):
+                return x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                seen.append(len(inputs))
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2.0, None
+
+        (x,) = leaves(lib, X0)
+        Scaled.apply(x).sum().backward()
+        with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+            Scaled.apply(x, k=3.0).sum().backward()
+        value = SplitScaled.apply(x, k=3.0)
+        SplitScaled.apply(x)
+        return seen, value
+
+    (seen_ad, v_ad), (seen_t, v_t) = both(run)
+    assert seen_ad == seen_t == [1, 2, 2, 2]
+    assert_close(v_ad, v_t, **FWD, what="keyword argument passed on")
