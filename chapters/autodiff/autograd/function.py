@@ -70,7 +70,7 @@ class FunctionCtx:
         self._to_save_forward: tuple = ()
         self._in_jvp = False
         self._non_differentiable: set = set()
-        self._node = None
+        self._node = None  # a weak reference to the recorded node: the node holds ctx
 
     def save_for_backward(self, *tensors) -> None:
         """Keep ``tensors`` (inputs, outputs or None) for backward: read them
@@ -92,7 +92,7 @@ class FunctionCtx:
             return self._to_save_forward
         if self._node is None:  # nothing recorded (forward mode, or no input needs grad)
             return self._to_save
-        return self._node.saved
+        return self._node().saved
 
     def mark_non_differentiable(self, *outputs) -> None:
         """These outputs get no history (an index, a mask); their gradient in
@@ -307,6 +307,7 @@ class Function:
             _record(cls, ctx, args, outputs, diff)
         for mode in modes:
             _push_tangents(cls, ctx, mode, args, outputs)
+        ctx._to_save_forward = ()  # only jvp reads them
         return outputs if isinstance(output, tuple) else outputs[0]
 
 
@@ -370,7 +371,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple, diff: list
     node.function, node.ctx, node.slots, node.arrived = cls, ctx, slots, set()
     node.out_metas = [(o.data.shape, o.data.dtype) if isinstance(o, TensorBase) else None
                       for o in outputs]
-    ctx._node = node
+    ctx._node = weakref.ref(node)
     for observer in MODES.observers:  # anomaly detection records where it was made
         observer.node_recorded(node)
     for index, start, _shape, _dtype in slots:
@@ -382,6 +383,7 @@ def _record(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple, diff: list
             grad_fn.index, grad_fn.offset, grad_fn.site = index, start, node.site
         out.grad_fn, out._requires_grad = grad_fn, True
     _save(node, ctx._to_save, outputs[diff[0]] if single else None)
+    ctx._to_save = ()  # the node holds them now; ctx keeping its outputs would be a cycle
 
 
 def _save(node: FunctionNode, tensors: tuple, single_output) -> None:

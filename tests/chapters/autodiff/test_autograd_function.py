@@ -281,6 +281,10 @@ def test_saved_tensors_are_counted_like_a_builtin_ops_and_freed():
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         (a + b).sum().backward()
     del yt
+    y = exp_fn(ad).apply(x)  # a graph dropped without backward frees its saved output at once
+    assert saved_tensor_bytes() == before + X0.nbytes
+    del y
+    assert saved_tensor_bytes() == before
 
 
 def test_double_backward_through_a_differentiable_backward():
