@@ -264,3 +264,19 @@ __all__ += [  # random draws, devices, modes (factories, sampling, device, cuda,
     "Generator", "bernoulli", "cuda", "device", "from_numpy", "inference_mode", "multinomial",
     "normal", "rand_like", "randint", "randint_like", "randperm",
 ]
+from .introspect import (  # noqa: E402
+    can_cast,
+    finfo,
+    get_default_dtype,
+    iinfo,
+    is_floating_point,
+    is_tensor,
+    numel,
+    promote_types,
+    result_type,
+)
+
+__all__ += [  # introspect: tensors and dtypes
+    "can_cast", "finfo", "get_default_dtype", "iinfo", "is_floating_point", "is_tensor",
+    "numel", "promote_types", "result_type",
+]
