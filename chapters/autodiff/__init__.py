@@ -280,3 +280,21 @@ __all__ += [  # introspect: tensors and dtypes
     "can_cast", "finfo", "get_default_dtype", "iinfo", "is_floating_point", "is_tensor",
     "numel", "promote_types", "result_type",
 ]
+from .ops.stacking import (  # noqa: E402
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    column_stack,
+    dstack,
+    fliplr,
+    flipud,
+    hstack,
+    rot90,
+    row_stack,
+    vstack,
+)
+
+__all__ += [  # ops.stacking
+    "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "dstack", "fliplr", "flipud",
+    "hstack", "rot90", "row_stack", "vstack",
+]

@@ -48,6 +48,8 @@ blocks          block_diag, kron, trace, cdist (cat, mul, diag, vector_norm: no 
 index_ops       take, take_along_dim, index_add/copy/fill/put and their in-place
                 forms (getitem, gather, scatter, scatter_add: no rules)
 search          isin, searchsorted, bucketize, histc (positions and counts, no gradient)
+stacking        hstack, vstack, dstack, column_stack, row_stack, atleast_1d/2d/3d, rot90,
+                fliplr, flipud (cat, reshape, flip, transpose: no rules)
 ==============  ===================================================================
 
 ``resample`` holds the resize matrices of ``F.interpolate`` (no op of its own).
@@ -90,6 +92,7 @@ from . import (
     shape,
     sorting,
     split,
+    stacking,
     transcendental,
     unary,
 )
@@ -98,4 +101,4 @@ __all__ = ["aliases", "arith", "binary_math", "bitwise", "blocks", "comparison",
            "conv", "conv_transpose", "count", "elementwise", "grids", "index", "index_ops",
            "linalg", "norm", "normal", "norms", "pad", "pool", "products", "rearrange",
            "reduce", "rounding", "scan", "scatter_reduce", "search", "select", "shape",
-           "sorting", "split", "transcendental", "unary"]
+           "sorting", "split", "stacking", "transcendental", "unary"]
