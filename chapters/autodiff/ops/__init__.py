@@ -50,6 +50,8 @@ index_ops       take, take_along_dim, index_add/copy/fill/put and their in-place
 search          isin, searchsorted, bucketize, histc (positions and counts, no gradient)
 stacking        hstack, vstack, dstack, column_stack, row_stack, atleast_1d/2d/3d, rot90,
                 fliplr, flipud (cat, reshape, flip, transpose: no rules)
+stats           var_mean, std_mean, aminmax, median, kthvalue, mode (reductions and a
+                gather at a position numpy chooses: no rules)
 ==============  ===================================================================
 
 ``resample`` holds the resize matrices of ``F.interpolate`` (no op of its own).
@@ -93,6 +95,7 @@ from . import (
     sorting,
     split,
     stacking,
+    stats,
     transcendental,
     unary,
 )
@@ -101,4 +104,5 @@ __all__ = ["aliases", "arith", "binary_math", "bitwise", "blocks", "comparison",
            "conv", "conv_transpose", "count", "elementwise", "grids", "index", "index_ops",
            "linalg", "norm", "normal", "norms", "pad", "pool", "products", "rearrange",
            "reduce", "rounding", "scan", "scatter_reduce", "search", "select", "shape",
-           "sorting", "split", "stacking", "transcendental", "unary"]
+           "sorting", "split", "stacking", "stats",
+           "transcendental", "unary"]
