@@ -178,6 +178,8 @@ NOT_OPS = {
         "reads memory layout or formats a number, not an op: test_api_rand.py"),
     "Tensor.cuda": "refused (this engine has no GPU), with what to do: test_api_rand.py",
     "saved_tensor_bytes": "memory accounting: test_memory.py",
+    **dict.fromkeys(["get_default_dtype", "promote_types", "can_cast"],
+                    "questions about dtypes, no tensor input: test_ops_stats.py"),
     "repeat": "torch has no top-level repeat to compare with (only Tensor.repeat, whose entry "
               "runs the same code)",
     "F.attention_bias": "the engine's helper behind scaled_dot_product_attention; torch has "
