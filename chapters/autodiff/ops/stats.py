@@ -105,10 +105,14 @@ def _global_median(input) -> Tensor:
     """The lower middle value of all elements: the amax of the elements equal
     to it, so tied elements share the gradient, as torch's do. With NaN
     present the median is NaN (the NaNs share its gradient); with no
-    elements it is NaN (an empty sum plus NaN, to stay in the graph)."""
+    elements it is NaN (an empty sum plus NaN, to stay in the graph), and for
+    integers what NaN becomes when converted (0, or the dtype's minimum)."""
     flat = input.reshape(-1)
-    if flat.numel() == 0:
+    if flat.numel() == 0 and input.is_floating_point():
         return flat.sum() + float("nan")
+    if flat.numel() == 0:  # NaN converted to the integer dtype, as torch's kernel does
+        with np.errstate(invalid="ignore"):
+            return Tensor(np.array(np.nan, np.float32).astype(input.dtype))
     nans = np.flatnonzero(np.isnan(flat.data)) if input.is_floating_point() else ()
     if len(nans):  # NaN is the median; the NaNs share its gradient
         return apply("getitem", (flat,), {"index": nans}).mean()
