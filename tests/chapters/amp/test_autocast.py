@@ -243,6 +243,18 @@ OPS = {
     "bernoulli": (lambda L, F, a: L.bernoulli(a * 0), 1),
     "normal": (lambda L, F, a: L.normal(a, 0.0), 1),
     "multinomial": (lambda L, F, a: a.multinomial(4).sort(dim=-1).values, 1),
+    # stacks and turns, order statistics (ops.stacking, ops.stats)
+    **{name: (lambda L, F, a, b, name=name: getattr(L, name)([a, b]), 2) for name in (
+        "hstack", "vstack", "row_stack", "dstack", "column_stack")},
+    **{name: (lambda L, F, a, name=name: getattr(L, name)(a[0, 0]), 1) for name in (
+        "atleast_1d", "atleast_2d", "atleast_3d")},
+    **{name: (lambda L, F, a, name=name: getattr(a, name)(), 1) for name in (
+        "fliplr", "flipud", "rot90", "median")},
+    "var_mean": (lambda L, F, a: L.var_mean(a, 1)[0], 1),
+    "std_mean": (lambda L, F, a: L.std_mean(a, 0)[1], 1),
+    "aminmax": (lambda L, F, a: a.aminmax(dim=0).max, 1),
+    "kthvalue": (lambda L, F, a: a.kthvalue(2).values, 1),
+    "mode": (lambda L, F, a: a.mode(0).values, 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)
