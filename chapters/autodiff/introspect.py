@@ -79,8 +79,9 @@ class iinfo:
     def __init__(self, type):  # noqa: A002  (torch's argument name)
         dtype = dtypes.as_dtype(type)
         if dtype == dtypes.bool_:
-            raise TypeError("torch.bool is not supported by torch.iinfo; a bool holds "
-                            "False and True only.")
+            raise TypeError("torch.bool is not supported by torch.iinfo (a bool holds only "
+                            "False and True); use torch.iinfo(torch.uint8) for the "
+                            "smallest integer dtype.")
         if dtypes.category(dtype) != 1:
             raise TypeError(f"torch.iinfo() requires an integer input type, got {dtype}; "
                             "use torch.finfo for floating dtypes.")
