@@ -298,6 +298,8 @@ __all__ += [  # ops.stacking
     "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "dstack", "fliplr", "flipud",
     "hstack", "rot90", "row_stack", "vstack",
 ]
+from .ops.logcumsumexp import logcumsumexp  # noqa: E402
 from .ops.stats import aminmax, kthvalue, median, mode, std_mean, var_mean  # noqa: E402
 
 __all__ += ["aminmax", "kthvalue", "median", "mode", "std_mean", "var_mean"]  # ops.stats
+__all__ += ["logcumsumexp"]

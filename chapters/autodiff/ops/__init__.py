@@ -52,6 +52,7 @@ stacking        hstack, vstack, dstack, column_stack, row_stack, atleast_1d/2d/3
                 fliplr, flipud (cat, reshape, flip, transpose: no rules)
 stats           var_mean, std_mean, aminmax, median, kthvalue, mode (reductions and a
                 gather at a position numpy chooses: no rules)
+logcumsumexp    logcumsumexp (a running logaddexp, its rule a logcumsumexp of log|g|)
 ==============  ===================================================================
 
 ``resample`` holds the resize matrices of ``F.interpolate`` (no op of its own).
@@ -78,6 +79,7 @@ from . import (
     index,
     index_ops,
     linalg,
+    logcumsumexp,
     norm,
     normal,
     norms,
@@ -102,7 +104,6 @@ from . import (
 
 __all__ = ["aliases", "arith", "binary_math", "bitwise", "blocks", "comparison", "contract",
            "conv", "conv_transpose", "count", "elementwise", "grids", "index", "index_ops",
-           "linalg", "norm", "normal", "norms", "pad", "pool", "products", "rearrange",
-           "reduce", "rounding", "scan", "scatter_reduce", "search", "select", "shape",
-           "sorting", "split", "stacking", "stats",
-           "transcendental", "unary"]
+           "linalg", "logcumsumexp", "norm", "normal", "norms", "pad", "pool", "products",
+           "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "search", "select",
+           "shape", "sorting", "split", "stacking", "stats", "transcendental", "unary"]

@@ -255,6 +255,7 @@ OPS = {
     "aminmax": (lambda L, F, a: a.aminmax(dim=0).max, 1),
     "kthvalue": (lambda L, F, a: a.kthvalue(2).values, 1),
     "mode": (lambda L, F, a: a.mode(0).values, 1),
+    "logcumsumexp": (lambda L, F, a: a.logcumsumexp(1), 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)

@@ -16,6 +16,7 @@ from tests.chapters.autodiff.opdb import (
     one,
     ones_,
     reductions,
+    scans,
     sortings,
     transposed,
     x,
@@ -152,5 +153,14 @@ def _stats_entries() -> list[OpEntry]:
     ]
 
 
+def _scan_entries() -> list[OpEntry]:
+    return [
+        entry("logcumsumexp", forms("logcumsumexp"), lambda rng: scans(rng) + [
+            one("far-apart", np.array([-1000.0, 0.0, 3.0, -50.0]), dim=0),
+            one("large", x(rng, 3, 5) * 40, dim=1)],
+            errors=[error("dim out of range", lambda lib, F, t: t.logcumsumexp(2), ones_(2, 3))]),
+    ]
+
+
 def entries() -> list[OpEntry]:
-    return _question_entries() + _stack_entries() + _stats_entries()
+    return _question_entries() + _stack_entries() + _stats_entries() + _scan_entries()

@@ -1,0 +1,85 @@
+"""logcumsumexp: running log-sum-exp along one dim, with its own rule.
+
+z_i = log(e^{x_1} + ... + e^{x_i}). Computed as a running ``logaddexp``
+(log(e^a + e^b) = max(a, b) + log1p(e^{-|a - b|})), no exponential can
+overflow, and a prefix of very negative values keeps its value instead of
+becoming log 0 (which a single shift by the slice's max would give).
+
+The derivative: dz_i/dx_j = e^{x_j - z_i} for j <= i (a softmax over the
+prefix). Its sums are run as logcumsumexp again, on log|g|, so the rule is
+as stable as the forward.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chapters.graph.ops import TensorMeta, float_dtype, normalize_dims, register_op
+
+from .. import dtypes
+from ..dispatch import public
+from ..rules import register
+from ..tensor import apply, tensor_method
+
+
+def _meta(x: TensorMeta, dim, reverse=False, **_) -> TensorMeta:
+    normalize_dims("logcumsumexp", dim, max(len(x.shape), 1))
+    return TensorMeta(x.shape, float_dtype(x.dtype))
+
+
+@register_op("logcumsumexp", _meta)
+def logcumsumexp_kernel(x, dim, reverse=False):
+    """z_i = logaddexp(z_{i-1}, x_i) along ``dim`` (from the end when ``reverse``)."""
+    a = np.atleast_1d(x.astype(float_dtype(x.dtype), copy=False))
+    (d,) = normalize_dims("logcumsumexp", dim, a.ndim)
+    if reverse:
+        return np.flip(np.logaddexp.accumulate(np.flip(a, d), axis=d), d).reshape(x.shape)
+    return np.logaddexp.accumulate(a, axis=d).reshape(x.shape)
+
+
+def _log_of_nonnegative(h):
+    """log h, with -inf where h = 0 (no log 0 is evaluated)."""
+    positive = h.data > 0
+    safe = apply("where", (positive, h, np.ones((), h.data.dtype)))
+    return apply("where", (positive, safe.log(), np.full((), -np.inf, h.data.dtype)))
+
+
+def _weighted_prefix_sums(x, z, h, dim, reverse):
+    """sum over i >= j (i <= j when ``reverse``) of h_i e^{x_j - z_i}, for h >= 0:
+    e^{x_j + logcumsumexp(log h - z)}, the inner scan run the other way."""
+    logs = _log_of_nonnegative(h) - z
+    return (x + apply("logcumsumexp", (logs,), {"dim": dim, "reverse": not reverse})).exp()
+
+
+def logcumsumexp_vjp(ctx, g):
+    """z_i = log sum_{j<=i} e^{x_j}:  dL/dx_j = sum_{i>=j} g_i e^{x_j - z_i},
+    the positive and the negative part of g each summed in log space."""
+    x, z = ctx.saved
+    dim, reverse = ctx.attrs["dim"], ctx.attrs["reverse"]
+    return (_weighted_prefix_sums(x, z, g.clamp_min(0), dim, reverse)
+            - _weighted_prefix_sums(x, z, (-g).clamp_min(0), dim, reverse),)
+
+
+def logcumsumexp_jvp(primals, tangents, out, dim, reverse=False):
+    """tz_i = sum_{j<=i} e^{x_j - z_i} tx_j: e^{logcumsumexp(x + log tx) - z}
+    for the positive and the negative part of tx."""
+    x, t = primals[0], tangents[0]
+
+    def part(h):
+        logs = x + _log_of_nonnegative(h)
+        return (apply("logcumsumexp", (logs,), {"dim": dim, "reverse": reverse}) - out).exp()
+
+    return part(t.clamp_min(0)) - part((-t).clamp_min(0))
+
+
+register("logcumsumexp", vjp=logcumsumexp_vjp, jvp=logcumsumexp_jvp, saves=(0, "out"))
+
+
+@tensor_method()
+@public("logcumsumexp")
+def logcumsumexp(input, dim: int):
+    """torch.logcumsumexp: z_i = log(e^{x_1} + ... + e^{x_i}) along ``dim``
+    (floating inputs only, as torch's CPU kernel)."""
+    dtypes.check_implemented("logcumsumexp", input.dtype, bool_ok=False, integer_ok=False)
+    (d,) = normalize_dims("logcumsumexp", dim, max(input.ndim, 1))
+    return apply("logcumsumexp", (input,), {"dim": d, "reverse": False})
