@@ -299,7 +299,8 @@ __all__ += [  # ops.stacking
     "hstack", "rot90", "row_stack", "vstack",
 ]
 from .ops.logcumsumexp import logcumsumexp  # noqa: E402
+from .ops.quantile import nanquantile, quantile  # noqa: E402
 from .ops.stats import aminmax, kthvalue, median, mode, std_mean, var_mean  # noqa: E402
 
 __all__ += ["aminmax", "kthvalue", "median", "mode", "std_mean", "var_mean"]  # ops.stats
-__all__ += ["logcumsumexp"]
+__all__ += ["logcumsumexp", "nanquantile", "quantile"]  # ops.logcumsumexp, ops.quantile

@@ -53,6 +53,7 @@ stacking        hstack, vstack, dstack, column_stack, row_stack, atleast_1d/2d/3
 stats           var_mean, std_mean, aminmax, median, kthvalue, mode (reductions and a
                 gather at a position numpy chooses: no rules)
 logcumsumexp    logcumsumexp (a running logaddexp, its rule a logcumsumexp of log|g|)
+quantile        quantile, nanquantile (sort, gather and a lerp: no rules)
 ==============  ===================================================================
 
 ``resample`` holds the resize matrices of ``F.interpolate`` (no op of its own).
@@ -86,6 +87,7 @@ from . import (
     pad,
     pool,
     products,
+    quantile,
     rearrange,
     reduce,
     rounding,
@@ -105,5 +107,5 @@ from . import (
 __all__ = ["aliases", "arith", "binary_math", "bitwise", "blocks", "comparison", "contract",
            "conv", "conv_transpose", "count", "elementwise", "grids", "index", "index_ops",
            "linalg", "logcumsumexp", "norm", "normal", "norms", "pad", "pool", "products",
-           "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "search", "select",
-           "shape", "sorting", "split", "stacking", "stats", "transcendental", "unary"]
+           "quantile", "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "search",
+           "select", "shape", "sorting", "split", "stacking", "stats", "transcendental", "unary"]
