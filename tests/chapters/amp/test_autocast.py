@@ -256,6 +256,8 @@ OPS = {
     "kthvalue": (lambda L, F, a: a.kthvalue(2).values, 1),
     "mode": (lambda L, F, a: a.mode(0).values, 1),
     "logcumsumexp": (lambda L, F, a: a.logcumsumexp(1), 1),
+    "quantile": (lambda L, F, a: a.quantile(0.3, dim=1), 1),
+    "nanquantile": (lambda L, F, a: L.nanquantile(a, 0.8), 1),
 }
 
 # ops whose backward we also compare (gradient dtypes and values)

@@ -162,5 +162,45 @@ def _scan_entries() -> list[OpEntry]:
     ]
 
 
+def _quantile_entries() -> list[OpEntry]:
+    def with_q(name, q_tensor=None):
+        if q_tensor is None:
+            return forms(name)
+        return {name: lambda lib, F, t, **kw: getattr(lib, name)(
+                    t, lib.tensor(q_tensor, dtype=t.dtype), **kw),
+                f"Tensor.{name}": lambda lib, F, t, **kw: getattr(t, name)(
+                    lib.tensor(q_tensor, dtype=t.dtype), **kw)}
+
+    def samples(rng):
+        nan_row = x(rng, 3, 5)
+        nan_row[0, 2] = np.nan
+        nan_row[2] = np.nan
+        return [one("all", x(rng, 3, 4), q=0.3), one("dim1", x(rng, 3, 5), q=0.25, dim=1),
+                one("keepdim", x(rng, 4, 3), q=0.5, dim=0, keepdim=True),
+                one("all-keepdim", x(rng, 2, 3), q=1.0, keepdim=True),
+                one("0d", x(rng), q=0.7), one("ties", np.round(x(rng, 2, 6)), q=0.4, dim=1),
+                one("nan", nan_row, q=0.6, dim=1),
+                one("transposed", x(rng, 5, 3), q=0.1, dim=-1, view=transposed),
+                *[one(m, x(rng, 3, 5), q=0.375, dim=1, interpolation=m)
+                  for m in ("lower", "higher", "midpoint", "nearest")]]
+
+    def tensor_q(rng):
+        return [one("q-1d", x(rng, 3, 5), dim=1), one("q-1d-all", x(rng, 2, 4)),
+                one("q-1d-keepdim", x(rng, 3, 4), dim=0, keepdim=True, interpolation="nearest")]
+
+    refused = [error("q out of range", lambda lib, F, t: t.quantile(1.5), ones_(3)),
+               error("empty", lambda lib, F, t: t.quantile(0.5), ones_(0)),
+               error("bad interpolation", lambda lib, F, t: t.quantile(0.5, interpolation="x"),
+                     ones_(3)),
+               error("2-d q", lambda lib, F, t, q: t.quantile(q), ones_(3), ones_(1, 1)),
+               error("q dtype differs", lambda lib, F, t, q: t.quantile(q), ones_(3),
+                     np.ones(1))]
+    return [entry("quantile", with_q("quantile"), samples, errors=refused),
+            entry("nanquantile", with_q("nanquantile"), samples),
+            entry("quantile.tensor", with_q("quantile", [0.1, 0.5, 0.75]), tensor_q),
+            entry("nanquantile.tensor", with_q("nanquantile", [0.0, 0.9]), tensor_q)]
+
+
 def entries() -> list[OpEntry]:
-    return _question_entries() + _stack_entries() + _stats_entries() + _scan_entries()
+    return (_question_entries() + _stack_entries() + _stats_entries() + _scan_entries()
+            + _quantile_entries())
