@@ -15,10 +15,13 @@ the two.
 
 from __future__ import annotations
 
-from ..dispatch import public
+from ..dispatch import PROMOTE, public
 from ..functions import cat
 from ..tensor import Tensor, tensor_method
 from .rearrange import flip
+
+#: torch's stacks call cat, so CPU autocast promotes mixed float16/float32 inputs as cat's
+_LIKE_CAT = {"cpu": PROMOTE}
 
 #: the shape a tensor of fewer dims takes in atleast_{1,2,3}d, by its ndim
 _LIFTS = {
@@ -69,32 +72,32 @@ def _nonempty(op: str, tensors) -> list:
     return tensors
 
 
-@public("hstack")
+@public("hstack", autocast=_LIKE_CAT)
 def hstack(tensors):
     """torch.hstack: join side by side, along dim 1 (along dim 0 for vectors)."""
     xs = [_lift(x, 1) for x in _nonempty("hstack", tensors)]
     return cat(xs, 0 if xs[0].ndim == 1 else 1)
 
 
-@public("vstack")
+@public("vstack", autocast=_LIKE_CAT)
 def vstack(tensors):
     """torch.vstack: join as rows, along dim 0 after lifting vectors to rows (1, n)."""
     return cat([_lift(x, 2) for x in _nonempty("vstack", tensors)], 0)
 
 
-@public("row_stack")
+@public("row_stack", autocast=_LIKE_CAT)
 def row_stack(tensors):
     """torch.row_stack: torch's other name for vstack."""
     return vstack(tensors)
 
 
-@public("dstack")
+@public("dstack", autocast=_LIKE_CAT)
 def dstack(tensors):
     """torch.dstack: join along dim 2 (depth) after atleast_3d."""
     return cat([_lift(x, 3) for x in _nonempty("dstack", tensors)], 2)
 
 
-@public("column_stack")
+@public("column_stack", autocast=_LIKE_CAT)
 def column_stack(tensors):
     """torch.column_stack: 0-d and 1-d inputs become columns (n, 1), then hstack."""
     xs = _nonempty("column_stack", tensors)
