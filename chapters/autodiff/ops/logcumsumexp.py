@@ -6,8 +6,9 @@ overflow, and a prefix of very negative values keeps its value instead of
 becoming log 0 (which a single shift by the slice's max would give).
 
 The derivative: dz_i/dx_j = e^{x_j - z_i} for j <= i (a softmax over the
-prefix). Its sums are run as logcumsumexp again, on log|g|, so the rule is
-as stable as the forward.
+prefix). Its sums are run as logcumsumexp again, on the logarithm of
+positive weights (g shifted by a constant, minus the constant's share), so
+the rule is as stable as the forward and differentiable again.
 """
 
 from __future__ import annotations
@@ -37,39 +38,40 @@ def logcumsumexp_kernel(x, dim, reverse=False):
     return np.logaddexp.accumulate(a, axis=d).reshape(x.shape)
 
 
-def _log_of_nonnegative(h):
-    """log h, with -inf where h = 0 (no log 0 is evaluated)."""
-    positive = h.data > 0
-    safe = apply("where", (positive, h, np.ones((), h.data.dtype)))
-    return apply("where", (positive, safe.log(), np.full((), -np.inf, h.data.dtype)))
+def _shift(h) -> float:
+    """A constant c with h + c >= 1 everywhere, so log(h + c) is finite."""
+    return float(np.abs(h.data).max(initial=0.0)) + 1.0
 
 
-def _weighted_prefix_sums(x, z, h, dim, reverse):
-    """sum over i >= j (i <= j when ``reverse``) of h_i e^{x_j - z_i}, for h >= 0:
-    e^{x_j + logcumsumexp(log h - z)}, the inner scan run the other way."""
-    logs = _log_of_nonnegative(h) - z
+def _weighted_suffix_sums(x, z, h, dim, reverse):
+    """sum over i >= j (i <= j when ``reverse``) of h_i e^{x_j - z_i}, for
+    h > 0: e^{x_j + logcumsumexp(log h - z)}, the inner scan run the other way."""
+    logs = h.log() - z
     return (x + apply("logcumsumexp", (logs,), {"dim": dim, "reverse": not reverse})).exp()
 
 
 def logcumsumexp_vjp(ctx, g):
-    """z_i = log sum_{j<=i} e^{x_j}:  dL/dx_j = sum_{i>=j} g_i e^{x_j - z_i},
-    the positive and the negative part of g each summed in log space."""
+    """z_i = log sum_{j<=i} e^{x_j}:  dL/dx_j = sum_{i>=j} g_i e^{x_j - z_i}.
+    The sum is taken in log space, which needs positive weights: it is run for
+    g + c and for c (c a constant above |g|) and the two are subtracted."""
     x, z = ctx.saved
     dim, reverse = ctx.attrs["dim"], ctx.attrs["reverse"]
-    return (_weighted_prefix_sums(x, z, g.clamp_min(0), dim, reverse)
-            - _weighted_prefix_sums(x, z, (-g).clamp_min(0), dim, reverse),)
+    c = _shift(g)
+    return (_weighted_suffix_sums(x, z, g + c, dim, reverse)
+            - _weighted_suffix_sums(x, z, g * 0 + c, dim, reverse),)
 
 
 def logcumsumexp_jvp(primals, tangents, out, dim, reverse=False):
-    """tz_i = sum_{j<=i} e^{x_j - z_i} tx_j: e^{logcumsumexp(x + log tx) - z}
-    for the positive and the negative part of tx."""
+    """tz_i = sum_{j<=i} e^{x_j - z_i} tx_j = e^{logcumsumexp(x + log tx) - z},
+    run for tx + c and for c (positive weights), then subtracted."""
     x, t = primals[0], tangents[0]
+    c = _shift(t)
 
     def part(h):
-        logs = x + _log_of_nonnegative(h)
+        logs = x + h.log()
         return (apply("logcumsumexp", (logs,), {"dim": dim, "reverse": reverse}) - out).exp()
 
-    return part(t.clamp_min(0)) - part((-t).clamp_min(0))
+    return part(t + c) - part(t * 0 + c)
 
 
 register("logcumsumexp", vjp=logcumsumexp_vjp, jvp=logcumsumexp_jvp, saves=(0, "out"))
