@@ -23,9 +23,13 @@ import numpy as np
 
 from chapters.torchcheck import to_numpy
 
+from ..autograd import Function
+from ..core import TensorBase
 from ..device import check_cpu
 from ..dtypes import bfloat16
 from ..grad_mode import no_grad
+from ..modes import MODES
+from ..node import RemovableHandle
 from ..tensor import Tensor
 
 
@@ -298,8 +302,69 @@ class Module:
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
+    #: ``{"pre": [...], "forward": [...], "backward": [...]}`` once a hook is
+    #: registered; ``None`` keeps ``__call__`` a plain ``forward`` call.
+    _module_hooks = None
+
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if self._module_hooks is None:
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict):
+        """torch's order: pre-hooks (may replace the arguments), ``forward``,
+        forward hooks (may replace the output); a full backward hook wraps the
+        tensor arguments and the outputs in identity functions whose backward
+        sees ``grad_input`` and ``grad_output``."""
+        hooks = self._module_hooks
+        for fn, with_kwargs in list(hooks["pre"]):
+            result = fn(self, args, kwargs) if with_kwargs else fn(self, args)
+            if result is not None and with_kwargs:
+                args, kwargs = result
+            elif result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        watch = hooks["backward"] and MODES.grad_enabled
+        if watch:
+            state = _BackwardHookState(self, hooks["backward"])
+            args = state.wrap_inputs(args)
+        output = self.forward(*args, **kwargs)
+        for fn, with_kwargs in list(hooks["forward"]):
+            result = fn(self, args, kwargs, output) if with_kwargs else fn(self, args, output)
+            if result is not None:
+                output = result
+        return state.wrap_outputs(output) if watch else output
+
+    def _add_hook(self, kind: str, fn, with_kwargs: bool, prepend: bool) -> RemovableHandle:
+        if not callable(fn):
+            raise TypeError(f"a module hook must be callable, got {type(fn).__name__}")
+        if self._module_hooks is None:
+            object.__setattr__(self, "_module_hooks", {"pre": [], "forward": [], "backward": []})
+        entry = (fn, with_kwargs)
+        hooks = self._module_hooks[kind]
+        hooks.insert(0, entry) if prepend else hooks.append(entry)
+        return RemovableHandle(hooks, entry)
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; a non-``None`` result
+        replaces ``args`` (a single value is made a 1-tuple). With
+        ``with_kwargs=True``: ``hook(module, args, kwargs)`` returning ``(args, kwargs)``."""
+        return self._add_hook("pre", hook, with_kwargs, prepend)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False,
+                              with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after ``forward``; a non-``None``
+        result replaces the output. With ``with_kwargs=True``:
+        ``hook(module, args, kwargs, output)``."""
+        return self._add_hook("forward", hook, with_kwargs, prepend)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs during backward once the
+        gradients of the module's tensor arguments are known: ``grad_output[i]``
+        is dL/d(output i), ``grad_input[j]`` is dL/d(tensor argument j) (``None``
+        where that argument needs no gradient). A non-``None`` result (a tuple
+        as long as ``grad_input``) replaces ``grad_input``."""
+        return self._add_hook("backward", hook, False, prepend)
 
     def extra_repr(self) -> str:
         return ""
@@ -309,6 +374,86 @@ class Module:
                     for name, m in self._modules.items()]
         head = f"{type(self).__name__}({self.extra_repr()}"
         return head + ")" if not children else head + "\n" + "\n".join(children) + "\n)"
+
+
+class _BackwardHookState:
+    """One call's bookkeeping for full backward hooks: the outputs' gradients
+    are stored when they arrive, and the hooks run when the inputs' arrive."""
+
+    def __init__(self, module: Module, hooks: list):
+        self.module, self.hooks = module, hooks
+        self.grad_output: tuple = ()
+        self.n_inputs = 0
+        self.inputs_need_grad = False
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        positions = [i for i, a in enumerate(args) if isinstance(a, TensorBase)]
+        self.n_inputs = len(positions)
+        self.inputs_need_grad = any(args[i]._requires_grad for i in positions)
+        if not self.inputs_need_grad:
+            return args
+        wrapped = _InputsHook.apply(self, *[args[i] for i in positions])
+        args = list(args)
+        for i, tensor in zip(positions, wrapped, strict=True):
+            args[i] = tensor
+        return tuple(args)
+
+    def wrap_outputs(self, output):
+        outputs = output if isinstance(output, tuple) else (output,)
+        positions = [i for i, o in enumerate(outputs)
+                     if isinstance(o, TensorBase) and o._requires_grad]
+        if not positions:
+            return output
+        wrapped = list(outputs)
+        for i, tensor in zip(positions, _OutputsHook.apply(self, *[outputs[i] for i in positions]),
+                             strict=True):
+            wrapped[i] = tensor
+        return tuple(wrapped) if isinstance(output, tuple) else wrapped[0]
+
+    def run(self, grad_input: tuple) -> tuple:
+        for fn, _ in list(self.hooks):
+            result = fn(self.module, grad_input, self.grad_output)
+            if result is None:
+                continue
+            result = tuple(result)
+            if len(result) != len(grad_input):
+                raise RuntimeError(
+                    f"a full backward hook of {type(self.module).__name__} returned "
+                    f"{len(result)} gradients, but the module has {len(grad_input)} tensor "
+                    "inputs: return one gradient (or None) per entry of grad_input")
+            grad_input = result
+        return grad_input
+
+
+class _InputsHook(Function):
+    """Identity on the module's tensor arguments; its backward runs the hooks."""
+
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.state.run(grads))
+
+
+class _OutputsHook(Function):
+    """Identity on the module's outputs; its backward records ``grad_output``
+    (and runs the hooks itself when no argument needs a gradient, as torch does)."""
+
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        state = ctx.state
+        state.grad_output = grads
+        if not state.inputs_need_grad:
+            state.run((None,) * state.n_inputs)
+        return (None, *grads)
 
 
 def _is_floating(dtype) -> bool:
