@@ -170,6 +170,34 @@ class Module:
         for _, buf in self.named_buffers():
             yield buf
 
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at dotted path ``target`` (``""`` is this module)."""
+        module = self
+        for name in target.split(".") if target else ():
+            if name not in module._modules or module._modules[name] is None:
+                raise AttributeError(f"{type(module).__name__} has no submodule {name!r} "
+                                     f"(looking up {target!r}); its children are "
+                                     f"{list(module._modules)}")
+            module = module._modules[name]
+        return module
+
+    def _get_member(self, target: str, table: str, kind: str):
+        owner_path, _, name = target.rpartition(".")
+        owner = self.get_submodule(owner_path)
+        if name not in getattr(owner, table):
+            raise AttributeError(f"{target!r} is not a {kind} of {type(self).__name__}: "
+                                 f"{type(owner).__name__} has {kind}s "
+                                 f"{list(getattr(owner, table))}")
+        return getattr(owner, table)[name]
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target`` (``"encoder.0.weight"``)."""
+        return self._get_member(target, "_parameters", "parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target`` (``"norm.running_mean"``)."""
+        return self._get_member(target, "_buffers", "buffer")
+
     # ------------------------------------------------------------------ modes
 
     def train(self, mode: bool = True) -> Module:
