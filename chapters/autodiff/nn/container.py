@@ -138,13 +138,24 @@ class Sequential(_ModuleSequence):
     def _slice(self, index: slice) -> Sequential:
         return Sequential(OrderedDict(list(self._modules.items())[index]))
 
-    def __add__(self, other: Iterable[Module]) -> Sequential:
-        return Sequential(*self, *other)
+    def __add__(self, other: Sequential) -> Sequential:
+        return Sequential(*self, *_only_sequential(other))
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        return self.extend(_only_sequential(other))
 
     def forward(self, x):
         for module in self._modules.values():
             x = module(x)
         return x
+
+
+def _only_sequential(other):
+    """``+`` between containers keeps their kind, so a Sequential adds only a Sequential."""
+    if not isinstance(other, Sequential):
+        raise ValueError(f"a Sequential can only be added to a Sequential, got "
+                         f"{type(other).__name__} (wrap it: nn.Sequential(*modules))")
+    return other
 
 
 class ModuleDict(Module):

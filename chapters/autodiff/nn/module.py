@@ -405,26 +405,31 @@ class Module:
 
 
 class _BackwardHookState:
-    """One call's bookkeeping for full backward hooks: the outputs' gradients
-    are stored when they arrive, and the hooks run when the inputs' arrive."""
+    """One call's bookkeeping for full backward hooks, laid out as torch's:
+    ``grad_input`` has one entry per positional argument (``None`` for a
+    non-tensor, zeros for a tensor that needs no gradient), ``grad_output`` one
+    per output (``None`` for one that needs no gradient). The outputs'
+    gradients are stored when they arrive; the hooks run when the inputs' do."""
 
     def __init__(self, module: Module, hooks: list):
         self.module, self.hooks = module, hooks
         self.grad_output: tuple = ()
-        self.n_inputs = 0
-        self.inputs_need_grad = False
+        self.n_args = 0
+        self.tensor_positions: list[int] = []
+        self.n_outputs = 0
+        self.output_positions: list[int] = []
 
     def wrap_inputs(self, args: tuple) -> tuple:
+        self.n_args = len(args)
         positions = [i for i, a in enumerate(args) if isinstance(a, TensorBase)]
-        self.n_inputs = len(positions)
-        self.inputs_need_grad = any(args[i]._requires_grad for i in positions)
-        if not self.inputs_need_grad:
+        if not any(args[i]._requires_grad for i in positions):
             return args
-        wrapped = _InputsHook.apply(self, *[args[i] for i in positions])
-        args = list(args)
-        for i, tensor in zip(positions, wrapped, strict=True):
-            args[i] = tensor
-        return tuple(args)
+        self.tensor_positions = positions
+        wrapped = list(args)
+        for i, tensor in zip(positions, _InputsHook.apply(self, *[args[i] for i in positions]),
+                             strict=True):
+            wrapped[i] = tensor
+        return tuple(wrapped)
 
     def wrap_outputs(self, output):
         outputs = output if isinstance(output, tuple) else (output,)
@@ -432,11 +437,21 @@ class _BackwardHookState:
                      if isinstance(o, TensorBase) and o._requires_grad]
         if not positions:
             return output
+        self.output_positions, self.n_outputs = positions, len(outputs)
         wrapped = list(outputs)
         for i, tensor in zip(positions, _OutputsHook.apply(self, *[outputs[i] for i in positions]),
                              strict=True):
             wrapped[i] = tensor
         return tuple(wrapped) if isinstance(output, tuple) else wrapped[0]
+
+    def outputs_arrived(self, grads: tuple) -> None:
+        self.grad_output = _spread(grads, self.output_positions, self.n_outputs)
+        if not self.tensor_positions:  # no input needs a gradient: run the hooks now
+            self.run((None,) * self.n_args)
+
+    def inputs_arrived(self, grads: tuple) -> tuple:
+        grad_input = self.run(_spread(grads, self.tensor_positions, self.n_args))
+        return tuple(grad_input[i] for i in self.tensor_positions)
 
     def run(self, grad_input: tuple) -> tuple:
         for fn, _ in list(self.hooks):
@@ -447,10 +462,18 @@ class _BackwardHookState:
             if len(result) != len(grad_input):
                 raise RuntimeError(
                     f"a full backward hook of {type(self.module).__name__} returned "
-                    f"{len(result)} gradients, but the module has {len(grad_input)} tensor "
-                    "inputs: return one gradient (or None) per entry of grad_input")
+                    f"{len(result)} gradients, but forward has {len(grad_input)} positional "
+                    "arguments: return one gradient (or None) per entry of grad_input")
             grad_input = result
         return grad_input
+
+
+def _spread(values: tuple, positions: list[int], size: int) -> tuple:
+    """``values`` placed at ``positions`` of a ``size``-tuple of ``None``s."""
+    out = [None] * size
+    for i, value in zip(positions, values, strict=True):
+        out[i] = value
+    return tuple(out)
 
 
 class _InputsHook(Function):
@@ -459,16 +482,16 @@ class _InputsHook(Function):
     @staticmethod
     def forward(ctx, state, *tensors):
         ctx.state = state
+        ctx.mark_non_differentiable(*[t for t in tensors if not t._requires_grad])
         return tensors
 
     @staticmethod
     def backward(ctx, *grads):
-        return (None, *ctx.state.run(grads))
+        return (None, *ctx.state.inputs_arrived(grads))
 
 
 class _OutputsHook(Function):
-    """Identity on the module's outputs; its backward records ``grad_output``
-    (and runs the hooks itself when no argument needs a gradient, as torch does)."""
+    """Identity on the module's outputs; its backward records ``grad_output``."""
 
     @staticmethod
     def forward(ctx, state, *tensors):
@@ -477,10 +500,7 @@ class _OutputsHook(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        state = ctx.state
-        state.grad_output = grads
-        if not state.inputs_need_grad:
-            state.run((None,) * state.n_inputs)
+        ctx.state.outputs_arrived(grads)
         return (None, *grads)
 
 
