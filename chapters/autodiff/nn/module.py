@@ -23,7 +23,7 @@ import numpy as np
 
 from chapters.torchcheck import to_numpy
 
-from ..autograd import Function
+from ..autograd.function import Function
 from ..core import TensorBase
 from ..device import check_cpu
 from ..dtypes import bfloat16
