@@ -21,11 +21,32 @@ gradients fade and the step does not shrink to zero::
     p <- p - lr * g / (a + eps)                            (no momentum)
 
 ``centered`` divides by an estimate of the gradient's standard deviation
-instead of its root mean square. The arithmetic runs in the parameter's dtype in
-the order of torch's single-tensor implementation, and the state keys are
-torch's (``"step"``, ``"sum"``, ``"square_avg"``, ``"momentum_buffer"``,
-``"grad_avg"``), so a trajectory and a ``state_dict`` match torch.optim's (tested).
-Not implemented: ``maximize``, ``foreach``/``fused``, ``capturable`` and sparse
+instead of its root mean square.
+
+Adamax (Adam with the infinity norm: a decayed running maximum of ``|g|``)::
+
+    m <- beta1 * m + (1 - beta1) * g
+    u <- max(beta2 * u, |g| + eps)
+    p <- p - lr / (1 - beta1^t) * m / u
+
+RAdam (rectified Adam: plain momentum SGD while the variance estimate rests on
+too few steps, ``rho_t <= 5``)::
+
+    m, v as Adam;  rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t)
+    r = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t))
+    p <- p - m / (1 - beta1^t) * lr * sqrt(1 - beta2^t) / (sqrt(v) + eps) * r   (rho_t > 5)
+    p <- p - m / (1 - beta1^t) * lr                                             (otherwise)
+
+with ``decoupled_weight_decay=True`` the decay is ``p <- p * (1 - lr * lambda)``
+(as AdamW) instead of ``lambda * p`` added to ``g``.
+
+The arithmetic runs in the parameter's dtype in the order of torch's
+single-tensor implementation, and the state keys are torch's (``"step"``,
+``"sum"``, ``"square_avg"``, ``"momentum_buffer"``, ``"grad_avg"``,
+``"exp_avg"``, ``"exp_inf"``, ``"exp_avg_sq"``), so a trajectory and a
+``state_dict`` match torch.optim's (tested).
+Not implemented: NAdam, ``maximize``, ``foreach``/``fused``, ``capturable`` and sparse
 gradients.
 """
 
@@ -116,3 +137,73 @@ class RMSprop(Optimizer):
             p.data -= group["lr"] * buf
         else:
             p.data -= group["lr"] * (grad / avg)
+
+
+def _check_betas(name: str, lr: float, eps: float, betas) -> None:
+    if lr < 0 or eps < 0 or not all(0 <= b < 1 for b in betas):
+        raise ValueError(f"{name}: need lr >= 0, eps >= 0 and betas in [0, 1), got lr={lr}, "
+                         f"eps={eps}, betas={betas}")
+
+
+class Adamax(Optimizer):
+    """Adamax (Kingma & Ba): Adam's second moment replaced by a running maximum."""
+
+    def __init__(self, params: Iterable, lr: float = 2e-3, betas=(0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0):
+        _check_betas("Adamax", lr, eps, betas)
+        _check_non_negative("Adamax", weight_decay=weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))
+
+    def _update(self, p, grad, state, group):
+        beta1, beta2 = group["betas"]
+        if not state:
+            state.update(step=0, exp_avg=np.zeros_like(p.data), exp_inf=np.zeros_like(p.data))
+        state["step"] += 1
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * p.data
+        m, u = state["exp_avg"], state["exp_inf"]
+        m += (1 - beta1) * (grad - m)        # torch's lerp
+        u *= beta2
+        np.maximum(u, np.abs(grad) + group["eps"], out=u)
+        clr = group["lr"] / (1 - beta1 ** state["step"])
+        p.data -= clr * (m / u)
+
+
+class RAdam(Optimizer):
+    """RAdam (Liu et al.): Adam whose adaptive step is scaled by the rectifier
+    ``r``, and left out while the second-moment estimate is still unreliable."""
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas=(0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0,
+                 decoupled_weight_decay: bool = False):
+        _check_betas("RAdam", lr, eps, betas)
+        _check_non_negative("RAdam", weight_decay=weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _update(self, p, grad, state, group):
+        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        if not state:
+            state.update(step=0, exp_avg=np.zeros_like(p.data),
+                         exp_avg_sq=np.zeros_like(p.data))
+        state["step"] += 1
+        t = state["step"]
+        if wd and group["decoupled_weight_decay"]:
+            p.data *= 1 - lr * wd
+        elif wd:
+            grad = grad + wd * p.data
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m += (1 - beta1) * (grad - m)        # torch's lerp
+        v *= beta2
+        v += (1 - beta2) * grad * grad
+        correction2 = 1 - beta2**t
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * t * beta2**t / correction2
+        step = m / (1 - beta1**t) * lr
+        if rho_t > 5.0:
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            step = step * (correction2**0.5 / (np.sqrt(v) + group["eps"])) * rect
+        p.data -= step

@@ -299,6 +299,11 @@ OPTIMIZERS = [
     ("Adagrad", {}),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5,
                      eps=1e-6)),
+    ("Adamax", {}),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", {}),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
 ]
 
 
@@ -336,7 +341,7 @@ def test_optimizer_trajectory_and_state_match_torch(name, settings, dtype, tol):
     assert e_state["param_groups"][1]["lr"] == 0.05
 
 
-@pytest.mark.parametrize("name", ["RMSprop", "Adagrad"])
+@pytest.mark.parametrize("name", ["RMSprop", "Adagrad", "Adamax", "RAdam"])
 def test_negative_settings_are_refused_as_torch(name):
     for lib, _, optim in LIBS.values():
         with pytest.raises(ValueError):
