@@ -330,8 +330,8 @@ class Module:
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
-    #: ``{"pre": [...], "forward": [...], "backward": [...]}`` once a hook is
-    #: registered; ``None`` keeps ``__call__`` a plain ``forward`` call.
+    #: ``{"pre": [...], "forward": [...], "backward_pre": [...], "backward": [...]}``
+    #: once a hook is registered; ``None`` keeps ``__call__`` a plain ``forward`` call.
     _module_hooks = None
 
     def __call__(self, *args, **kwargs):
@@ -351,9 +351,9 @@ class Module:
                 args, kwargs = result
             elif result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        watch = hooks["backward"] and MODES.grad_enabled
+        watch = (hooks["backward"] or hooks["backward_pre"]) and MODES.grad_enabled
         if watch:
-            state = _BackwardHookState(self, hooks["backward"])
+            state = _BackwardHookState(self, hooks)
             args = state.wrap_inputs(args)
         output = self.forward(*args, **kwargs)
         for fn, with_kwargs in list(hooks["forward"]):
@@ -366,7 +366,8 @@ class Module:
         if not callable(fn):
             raise TypeError(f"a module hook must be callable, got {type(fn).__name__}")
         if self._module_hooks is None:
-            object.__setattr__(self, "_module_hooks", {"pre": [], "forward": [], "backward": []})
+            object.__setattr__(self, "_module_hooks",
+                               {"pre": [], "forward": [], "backward_pre": [], "backward": []})
         entry = (fn, with_kwargs)
         hooks = self._module_hooks[kind]
         hooks.insert(0, entry) if prepend else hooks.append(entry)
@@ -394,6 +395,12 @@ class Module:
         as long as ``grad_input``) replaces ``grad_input``."""
         return self._add_hook("backward", hook, False, prepend)
 
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs during backward when the gradients
+        of the module's outputs arrive, before they flow into the module; a
+        non-``None`` result (a tuple as long as ``grad_output``) replaces them."""
+        return self._add_hook("backward_pre", hook, False, prepend)
+
     def extra_repr(self) -> str:
         return ""
 
@@ -411,7 +418,7 @@ class _BackwardHookState:
     per output (``None`` for one that needs no gradient). The outputs'
     gradients are stored when they arrive; the hooks run when the inputs' do."""
 
-    def __init__(self, module: Module, hooks: list):
+    def __init__(self, module: Module, hooks: dict):
         self.module, self.hooks = module, hooks
         self.grad_output: tuple = ()
         self.n_args = 0
@@ -444,28 +451,40 @@ class _BackwardHookState:
             wrapped[i] = tensor
         return tuple(wrapped) if isinstance(output, tuple) else wrapped[0]
 
-    def outputs_arrived(self, grads: tuple) -> None:
-        self.grad_output = _spread(grads, self.output_positions, self.n_outputs)
+    def outputs_arrived(self, grads: tuple) -> tuple:
+        """Run the pre-hooks on the outputs' gradients and keep what they give;
+        returns the gradients that flow on into the module."""
+        grad_output = _spread(grads, self.output_positions, self.n_outputs)
+        for fn, _ in list(self.hooks["backward_pre"]):
+            result = fn(self.module, grad_output)
+            if result is not None:
+                grad_output = _checked(self.module, result, len(grad_output), "outputs")
+        self.grad_output = grad_output
         if not self.tensor_positions:  # no input needs a gradient: run the hooks now
             self.run((None,) * self.n_args)
+        return tuple(grad_output[i] for i in self.output_positions)
 
     def inputs_arrived(self, grads: tuple) -> tuple:
         grad_input = self.run(_spread(grads, self.tensor_positions, self.n_args))
         return tuple(grad_input[i] for i in self.tensor_positions)
 
     def run(self, grad_input: tuple) -> tuple:
-        for fn, _ in list(self.hooks):
+        for fn, _ in list(self.hooks["backward"]):
             result = fn(self.module, grad_input, self.grad_output)
-            if result is None:
-                continue
-            result = tuple(result)
-            if len(result) != len(grad_input):
-                raise RuntimeError(
-                    f"a full backward hook of {type(self.module).__name__} returned "
-                    f"{len(result)} gradients, but forward has {len(grad_input)} positional "
-                    "arguments: return one gradient (or None) per entry of grad_input")
-            grad_input = result
+            if result is not None:
+                grad_input = _checked(self.module, result, len(grad_input), "positional arguments")
         return grad_input
+
+
+def _checked(module: Module, result, expected: int, what: str) -> tuple:
+    """A hook's replacement gradients, which must be one per entry it was given."""
+    result = tuple(result)
+    if len(result) != expected:
+        raise RuntimeError(
+            f"a backward hook of {type(module).__name__} returned {len(result)} gradients, "
+            f"but the module has {expected} {what}: return one gradient (or None) per "
+            "entry it was given")
+    return result
 
 
 def _spread(values: tuple, positions: list[int], size: int) -> tuple:
@@ -491,7 +510,8 @@ class _InputsHook(Function):
 
 
 class _OutputsHook(Function):
-    """Identity on the module's outputs; its backward records ``grad_output``."""
+    """Identity on the module's outputs; its backward runs the pre-hooks and
+    records ``grad_output``."""
 
     @staticmethod
     def forward(ctx, state, *tensors):
@@ -500,8 +520,7 @@ class _OutputsHook(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        ctx.state.outputs_arrived(grads)
-        return (None, *grads)
+        return (None, *ctx.state.outputs_arrived(grads))
 
 
 def _is_floating(dtype) -> bool:

@@ -1,10 +1,10 @@
 """Optimizers with a per-coordinate step size (自适应学习率), torch.optim's names.
 
 Each keeps a running measure of how large each coordinate's gradient has been
-and divides the step by its square root, so a coordinate with large gradients
-takes smaller steps. With ``g`` the gradient (plus ``lambda * p`` when
-``weight_decay`` lambda is set), ``t`` the step number and ``lr`` the learning
-rate:
+and divides the step by it (a root of squared gradients, or Adamax's running
+maximum), so a coordinate with large gradients takes smaller steps. With ``g``
+the gradient (plus ``lambda * p`` when ``weight_decay`` lambda is set), ``t``
+the step number and ``lr`` the learning rate:
 
 Adagrad (``lr_decay`` delta; the sum starts at ``initial_accumulator_value``)::
 
@@ -15,8 +15,8 @@ RMSprop (smoothing ``alpha``): the sum becomes a moving average, so old
 gradients fade and the step does not shrink to zero::
 
     v <- alpha * v + (1 - alpha) * g^2
-    a <- g_bar <- g_bar + (1 - alpha) * (g - g_bar);  sqrt(v - g_bar^2)   (centered)
-    a <- sqrt(v)                                                           (otherwise)
+    g_bar <- g_bar + (1 - alpha) * (g - g_bar);  a <- sqrt(v - g_bar^2)   (centered)
+    a <- sqrt(v)                                                          (otherwise)
     b <- mu * b + g / (a + eps);  p <- p - lr * b          (``momentum`` mu > 0)
     p <- p - lr * g / (a + eps)                            (no momentum)
 

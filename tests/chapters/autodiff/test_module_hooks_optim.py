@@ -346,3 +346,26 @@ def test_negative_settings_are_refused_as_torch(name):
     for lib, _, optim in LIBS.values():
         with pytest.raises(ValueError):
             getattr(optim, name)([lib.zeros(2, requires_grad=True)], lr=-1.0)
+
+
+def backward_pre_run(lib, nn, _optim):
+    """A pre-hook doubling grad_output, seen by the backward hook after it."""
+    model, log = mlp(nn), []
+    model.register_full_backward_pre_hook(
+        lambda m, go: (log.append(("pre", as_arrays(go))), (go[0] * 2,))[1])
+    model.register_full_backward_hook(
+        lambda m, gi, go: log.append(("backward", as_arrays(gi), as_arrays(go))))
+    x = lib.tensor(X, requires_grad=True)
+    (model(x) ** 2).sum().backward()
+    return log, to_numpy(x.grad)
+
+
+def test_full_backward_pre_hook_replaces_grad_output_as_torch():
+    (t_log, t_grad), (e_log, e_grad) = both(backward_pre_run)
+    assert [entry[0] for entry in e_log] == [entry[0] for entry in t_log] == ["pre", "backward"]
+    for t_entry, e_entry in zip(t_log, e_log, strict=True):
+        for t_part, e_part in zip(t_entry[1:], e_entry[1:], strict=True):
+            for t, e in zip(t_part, e_part, strict=True):
+                np.testing.assert_allclose(e, t, **GRAD_TOL)
+    np.testing.assert_allclose(e_log[1][2][0], 2 * e_log[0][1][0], **GRAD_TOL)
+    np.testing.assert_allclose(e_grad, t_grad, **GRAD_TOL)
