@@ -71,15 +71,15 @@ class Module:
         if value is None and name in self._parameters:
             self._parameters[name] = None  # a declared-but-absent parameter, as torch
             return
+        target = (self._parameters if isinstance(value, Parameter)
+                  else self._modules if isinstance(value, Module) else None)
         for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
-        else:
+            if table is not target:  # a re-assigned entry keeps its place, as torch's
+                table.pop(name, None)
+        if target is None:
             object.__setattr__(self, name, value)
             return
+        target[name] = value
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str):
@@ -147,27 +147,34 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def _named_members(self, table: str) -> Iterator[tuple[str, Tensor]]:
+    def _named_members(self, table: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool) -> Iterator[tuple[str, Tensor]]:
+        """Entries of ``table`` in this module (and its descendants if ``recurse``)
+        with dotted names; a shared (tied) weight is listed once unless
+        ``remove_duplicate=False``, as in torch."""
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
         seen = set()
-        for prefix, module in self.named_modules():
+        for module_prefix, module in modules:
             for name, value in getattr(module, table).items():
-                if value is None or id(value) in seen:
+                if value is None or (remove_duplicate and id(value) in seen):
                     continue
-                seen.add(id(value))  # a shared (tied) weight is listed once, as in torch
-                yield (f"{prefix}.{name}" if prefix else name), value
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
-    def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
-        return self._named_members("_parameters")
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
-    def parameters(self) -> Iterator[Parameter]:
-        for _, param in self.named_parameters():
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
-        return self._named_members("_buffers")
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
-    def buffers(self) -> Iterator[Tensor]:
-        for _, buf in self.named_buffers():
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
     def get_submodule(self, target: str) -> Module:

@@ -369,3 +369,21 @@ def test_full_backward_pre_hook_replaces_grad_output_as_torch():
                 np.testing.assert_allclose(e, t, **GRAD_TOL)
     np.testing.assert_allclose(e_log[1][2][0], 2 * e_log[0][1][0], **GRAD_TOL)
     np.testing.assert_allclose(e_grad, t_grad, **GRAD_TOL)
+
+
+@pytest.mark.parametrize("listing", [
+    lambda m: m.named_parameters(), lambda m: m.named_parameters(prefix="model"),
+    lambda m: m.named_parameters(recurse=False), lambda m: m.parameters(recurse=False),
+    lambda m: m.named_parameters(remove_duplicate=False),
+    lambda m: m.named_buffers(prefix="x", recurse=True), lambda m: m.buffers(recurse=False)])
+def test_parameter_and_buffer_listings_take_torch_arguments(listing):
+    def tied(lib, nn, _optim):
+        model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Linear(2, 2))
+        model[2].weight = model[0].weight
+        model.register_parameter("scale", nn.Parameter(lib.ones(1)))
+        return [name if isinstance(name, str) else tuple(name.shape)
+                for entry in listing(model)
+                for name in (entry if isinstance(entry, tuple) else (entry,))
+                if isinstance(name, str) or not isinstance(entry, tuple)]
+    torch_names, engine_names = both(tied)
+    assert engine_names == torch_names
