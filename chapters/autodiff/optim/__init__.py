@@ -4,8 +4,8 @@ ones in :mod:`.adaptive`) and the learning-rate schedules that drive their
 as in torch)."""
 
 from . import lr_scheduler
-from .adaptive import Adagrad, Adamax, RAdam, RMSprop
+from .adaptive import Adagrad, Adamax, NAdam, RAdam, RMSprop
 from .optimizer import SGD, Adam, AdamW, Optimizer
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Adamax", "Optimizer", "RAdam", "RMSprop",
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam", "RMSprop",
            "lr_scheduler"]

@@ -38,15 +38,23 @@ too few steps, ``rho_t <= 5``)::
     p <- p - m / (1 - beta1^t) * lr * sqrt(1 - beta2^t) / (sqrt(v) + eps) * r   (rho_t > 5)
     p <- p - m / (1 - beta1^t) * lr                                             (otherwise)
 
-with ``decoupled_weight_decay=True`` the decay is ``p <- p * (1 - lr * lambda)``
-(as AdamW) instead of ``lambda * p`` added to ``g``.
+NAdam (Adam with Nesterov momentum: the step looks one momentum step ahead;
+``momentum_decay`` psi warms the momentum coefficient up)::
+
+    mu_t = beta1 * (1 - 0.5 * 0.96^(t psi));  P_t = mu_1 * ... * mu_t
+    m, v as Adam;  d = sqrt(v / (1 - beta2^t)) + eps
+    p <- p - lr (1 - mu_t) / (1 - P_t) * g / d - lr mu_{t+1} / (1 - P_t mu_{t+1}) * m / d
+
+(``P_t``, the state's ``"mu_product"``, is a float32 number as in torch.)
+For RAdam and NAdam, with ``decoupled_weight_decay=True`` the decay is
+``p <- p * (1 - lr * lambda)`` (as AdamW) instead of ``lambda * p`` added to ``g``.
 
 The arithmetic runs in the parameter's dtype in the order of torch's
 single-tensor implementation, and the state keys are torch's (``"step"``,
 ``"sum"``, ``"square_avg"``, ``"momentum_buffer"``, ``"grad_avg"``,
-``"exp_avg"``, ``"exp_inf"``, ``"exp_avg_sq"``), so a trajectory and a
+``"exp_avg"``, ``"exp_inf"``, ``"exp_avg_sq"``, ``"mu_product"``), so a trajectory and a
 ``state_dict`` match torch.optim's (tested).
-Not implemented: NAdam, ``maximize``, ``foreach``/``fused``, ``capturable`` and sparse
+Not implemented: ``maximize``, ``foreach``/``fused``, ``capturable`` and sparse
 gradients.
 """
 
@@ -184,20 +192,14 @@ class RAdam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     def _update(self, p, grad, state, group):
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         if not state:
             state.update(step=0, exp_avg=np.zeros_like(p.data),
                          exp_avg_sq=np.zeros_like(p.data))
         state["step"] += 1
         t = state["step"]
-        if wd and group["decoupled_weight_decay"]:
-            p.data *= 1 - lr * wd
-        elif wd:
-            grad = grad + wd * p.data
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (1 - beta1) * (grad - m)        # torch's lerp
-        v *= beta2
-        v += (1 - beta2) * grad * grad
+        grad = _decayed(p, grad, group)
+        m, v = _adam_moments(state, grad, beta1, beta2)
         correction2 = 1 - beta2**t
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * t * beta2**t / correction2
@@ -207,3 +209,52 @@ class RAdam(Optimizer):
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
             step = step * (correction2**0.5 / (np.sqrt(v) + group["eps"])) * rect
         p.data -= step
+
+
+def _decayed(p, grad: np.ndarray, group: dict) -> np.ndarray:
+    """Weight decay: decoupled (``p`` shrinks in place) or added to the gradient."""
+    lr, wd = group["lr"], group["weight_decay"]
+    if wd and group["decoupled_weight_decay"]:
+        p.data *= 1 - lr * wd
+    elif wd:
+        grad = grad + wd * p.data
+    return grad
+
+
+def _adam_moments(state: dict, grad: np.ndarray, beta1: float, beta2: float):
+    """Adam's running averages of ``g`` and ``g^2``, updated in place."""
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m += (1 - beta1) * (grad - m)        # torch's lerp
+    v *= beta2
+    v += (1 - beta2) * grad * grad
+    return m, v
+
+
+class NAdam(Optimizer):
+    """NAdam (Dozat): Adam with Nesterov momentum."""
+
+    def __init__(self, params: Iterable, lr: float = 2e-3, betas=(0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False):
+        _check_betas("NAdam", lr, eps, betas)
+        _check_non_negative("NAdam", weight_decay=weight_decay, momentum_decay=momentum_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, momentum_decay=momentum_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _update(self, p, grad, state, group):
+        lr, (beta1, beta2), psi = group["lr"], group["betas"], group["momentum_decay"]
+        if not state:
+            state.update(step=0, mu_product=np.float32(1.0), exp_avg=np.zeros_like(p.data),
+                         exp_avg_sq=np.zeros_like(p.data))
+        state["step"] += 1
+        t = state["step"]
+        grad = _decayed(p, grad, group)
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * psi))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
+        state["mu_product"] = np.float32(state["mu_product"] * np.float32(mu))
+        product = float(state["mu_product"])
+        m, v = _adam_moments(state, grad, beta1, beta2)
+        denom = np.sqrt(v / (1 - beta2**t)) + group["eps"]
+        p.data -= lr * (1.0 - mu) / (1.0 - product) * (grad / denom)
+        p.data -= lr * mu_next / (1.0 - product * mu_next) * (m / denom)

@@ -304,6 +304,9 @@ OPTIMIZERS = [
     ("RAdam", {}),
     ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
     ("RAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+    ("NAdam", {}),
+    ("NAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, momentum_decay=0.1)),
+    ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
 ]
 
 
@@ -341,7 +344,7 @@ def test_optimizer_trajectory_and_state_match_torch(name, settings, dtype, tol):
     assert e_state["param_groups"][1]["lr"] == 0.05
 
 
-@pytest.mark.parametrize("name", ["RMSprop", "Adagrad", "Adamax", "RAdam"])
+@pytest.mark.parametrize("name", ["RMSprop", "Adagrad", "Adamax", "RAdam", "NAdam"])
 def test_negative_settings_are_refused_as_torch(name):
     for lib, _, optim in LIBS.values():
         with pytest.raises(ValueError):
