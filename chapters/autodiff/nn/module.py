@@ -12,6 +12,16 @@ so ``self.fc = Linear(3, 4)`` is all a layer has to write. Every traversal
 (``named_parameters``, ``state_dict``, ``train``/``eval``, ``to``) is a walk
 over this tree with dotted names (``"0.weight"``, ``"block.norm.bias"``) that
 are the same as torch's, which is why a torch ``state_dict`` loads unchanged.
+
+Hooks (钩子) let code outside a module watch or change a call: a forward
+pre-hook sees (and may replace) the arguments, a forward hook the output, and a
+full backward hook sees dL/d(outputs) and dL/d(tensor arguments) during
+backward. The backward ones are built from the engine's own autograd: the
+arguments and the outputs pass through identity functions
+(:class:`~chapters.autodiff.autograd.function.Function`) whose backward is
+where the hooks run. Not mirrored from torch: global hooks
+(``register_module_forward_hook``), ``always_call``, state-dict hooks and the
+deprecated ``register_backward_hook``.
 """
 
 from __future__ import annotations

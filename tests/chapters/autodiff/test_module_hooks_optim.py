@@ -390,3 +390,26 @@ def test_parameter_and_buffer_listings_take_torch_arguments(listing):
                 if isinstance(name, str) or not isinstance(entry, tuple)]
     torch_names, engine_names = both(tied)
     assert engine_names == torch_names
+
+
+def shared_layer_run(lib, nn, _optim):
+    """One layer called twice in one graph: its hooks run once per call."""
+    layer = mlp(nn)[0]
+    log = []
+    layer.register_full_backward_hook(
+        lambda m, gi, go: log.append((as_arrays(gi), as_arrays(go))))
+    x = lib.tensor(X, requires_grad=True)
+    first = layer(x)
+    second = layer(x * 3)
+    (first.sum() + (second * second).sum()).backward()
+    return log, to_numpy(x.grad)
+
+
+def test_full_backward_hook_runs_once_per_call_as_torch():
+    (t_log, t_grad), (e_log, e_grad) = both(shared_layer_run)
+    assert len(e_log) == len(t_log) == 2
+    for t_call, e_call in zip(t_log, e_log, strict=True):
+        for t_part, e_part in zip(t_call, e_call, strict=True):
+            for t, e in zip(t_part, e_part, strict=True):
+                np.testing.assert_allclose(e, t, **GRAD_TOL)
+    np.testing.assert_allclose(e_grad, t_grad, **GRAD_TOL)
