@@ -365,6 +365,10 @@ class Module:
         for fn, with_kwargs in list(hooks["pre"]):
             result = fn(self, args, kwargs) if with_kwargs else fn(self, args)
             if result is not None and with_kwargs:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"a forward pre-hook registered with with_kwargs=True must return None "
+                        f"or a tuple (new_args, new_kwargs), but got {result!r}")
                 args, kwargs = result
             elif result is not None:
                 args = result if isinstance(result, tuple) else (result,)

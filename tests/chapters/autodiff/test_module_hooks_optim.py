@@ -413,3 +413,14 @@ def test_full_backward_hook_runs_once_per_call_as_torch():
             for t, e in zip(t_part, e_part, strict=True):
                 np.testing.assert_allclose(e, t, **GRAD_TOL)
     np.testing.assert_allclose(e_grad, t_grad, **GRAD_TOL)
+
+
+def test_pre_hook_results_as_torch():
+    for lib, nn, _ in LIBS.values():
+        module = nn.Identity()
+        module.register_forward_pre_hook(lambda m, args: args[0] * 2)  # one value, no tuple
+        np.testing.assert_allclose(to_numpy(module(lib.tensor(X))), 2 * X, **FORWARD_TOL)
+        module = nn.Identity()
+        module.register_forward_pre_hook(lambda m, args, kwargs: 5, with_kwargs=True)
+        with pytest.raises(RuntimeError, match="new_args, new_kwargs"):
+            module(lib.tensor(X))
