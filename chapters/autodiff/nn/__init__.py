@@ -28,7 +28,7 @@ from .activation import (
     Softplus,
 )
 from .attention import MultiheadAttention
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import (
     AdaptiveAvgPool2d,
     AdaptiveMaxPool2d,
@@ -48,7 +48,6 @@ from .layers import (
     Identity,
     Linear,
     ReLU,
-    Sequential,
     Sigmoid,
     Tanh,
 )

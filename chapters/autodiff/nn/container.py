@@ -43,8 +43,9 @@ def _pairs(kind: str, entries) -> Iterable:
     return pairs
 
 
-class ModuleList(Module):
-    """Modules by position: ``self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])``."""
+class _ModuleSequence(Module):
+    """What ``ModuleList`` and ``Sequential`` share: modules by position, kept
+    numbered ``"0"``, ``"1"``, ... after a deletion or an insertion, as torch's."""
 
     def __init__(self, modules: Iterable[Module] | None = None):
         super().__init__()
@@ -56,21 +57,27 @@ class ModuleList(Module):
         for i, module in enumerate(modules):
             self.add_module(str(i), module)
 
+    def _key(self, index) -> str:
+        return list(self._modules)[_position(index, len(self), type(self).__name__)]
+
+    def _slice(self, index: slice):
+        return type(self)(list(self._modules.values())[index])
+
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return type(self)(list(self._modules.values())[index])
-        return self._modules[str(_position(index, len(self), "ModuleList"))]
+            return self._slice(index)
+        return self._modules[self._key(index)]
 
     def __setitem__(self, index, module: Module) -> None:
-        self.add_module(str(_position(index, len(self), "ModuleList")), module)
+        self.add_module(self._key(index), module)
 
     def __delitem__(self, index) -> None:
         modules = list(self._modules.values())
         if isinstance(index, slice):
             del modules[index]
         else:
-            del modules[_position(index, len(self), "ModuleList")]
-        self._renumber(modules)  # positions stay 0..n-1, as torch's
+            del modules[_position(index, len(self), type(self).__name__)]
+        self._renumber(modules)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -78,33 +85,77 @@ class ModuleList(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
-    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+    def __iadd__(self, modules: Iterable[Module]):
         return self.extend(modules)
 
-    def __add__(self, other: Iterable[Module]) -> ModuleList:
+    def __add__(self, other: Iterable[Module]):
         return type(self)([*self, *other])
 
-    def append(self, module: Module) -> ModuleList:
+    def append(self, module: Module):
         self.add_module(str(len(self)), module)
         return self
 
-    def extend(self, modules: Iterable[Module]) -> ModuleList:
+    def extend(self, modules: Iterable[Module]):
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got "
-                            + type(modules).__name__)
+            raise TypeError(f"{type(self).__name__}.extend should be called with an iterable, "
+                            f"but got {type(modules).__name__}")
         for module in modules:
             self.append(module)
         return self
 
-    def insert(self, index: int, module: Module) -> None:
+    def insert(self, index: int, module: Module):
         modules = list(self._modules.values())
         modules.insert(index, module)
         self._renumber(modules)
+        return self
 
     def pop(self, index: int = -1) -> Module:
         module = self[index]
         del self[index]
         return module
+
+
+class ModuleList(_ModuleSequence):
+    """Modules by position: ``self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])``."""
+
+
+class Sequential(_ModuleSequence):
+    """Children called in order, each on the previous one's output.
+
+    ``Sequential(a, b)`` names them ``"0"``, ``"1"``; ``Sequential(OrderedDict(
+    [("enc", a), ("dec", b)]))`` keeps the given names (so a torch model built
+    that way has the same ``state_dict`` keys). A slice is a ``Sequential`` of
+    the same entries under the same names, as torch's."""
+
+    def __init__(self, *modules):
+        Module.__init__(self)
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for name, module in modules[0].items():
+                self.add_module(name, module)
+            return
+        self.extend(modules)
+
+    def _slice(self, index: slice) -> Sequential:
+        return Sequential(OrderedDict(list(self._modules.items())[index]))
+
+    def __add__(self, other: Sequential) -> Sequential:
+        return Sequential(*self, *_only_sequential(other))
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        return self.extend(_only_sequential(other))
+
+    def forward(self, x):
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+
+def _only_sequential(other):
+    """``+`` between containers keeps their kind, so a Sequential adds only a Sequential."""
+    if not isinstance(other, Sequential):
+        raise ValueError(f"a Sequential can only be added to a Sequential, got "
+                         f"{type(other).__name__} (wrap it: nn.Sequential(*modules))")
+    return other
 
 
 class ModuleDict(Module):

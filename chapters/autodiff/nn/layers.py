@@ -97,29 +97,6 @@ class Conv2d(Module):
                 f"groups={self.groups}")
 
 
-class Sequential(Module):
-    """Children called in order; named ``"0"``, ``"1"``, ... as in torch."""
-
-    def __init__(self, *modules: Module):
-        super().__init__()
-        for index, module in enumerate(modules):
-            self.add_module(str(index), module)
-
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def forward(self, x):
-        for module in self._modules.values():
-            x = module(x)
-        return x
-
-
 class ReLU(Module):
     def forward(self, x: Tensor) -> Tensor:
         return relu(x)
