@@ -11,7 +11,8 @@ One module per topic; this package re-exports their public names:
 
 =============  ================================================================
 activations    relu, gelu, silu, softplus, elu, selu, celu, mish, logsigmoid,
-               softmax, log_softmax
+               softmax, log_softmax, softmin, softsign, tanhshrink, threshold,
+               glu, prelu
 piecewise      hardtanh, relu6, hardsigmoid, hardswish
 layers         linear, dropout, embedding
 convolution    conv1d, conv2d, conv_transpose2d
@@ -29,17 +30,23 @@ from .activations import (
     celu,
     elu,
     gelu,
+    glu,
     leaky_relu,
     log_softmax,
     logsigmoid,
     mish,
+    prelu,
     relu,
     selu,
     sigmoid,
     silu,
     softmax,
+    softmin,
     softplus,
+    softsign,
     tanh,
+    tanhshrink,
+    threshold,
 )
 from .attention import attention_bias, scaled_dot_product_attention
 from .convolution import conv1d, conv2d, conv_transpose2d
@@ -82,4 +89,5 @@ __all__ = [
     "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
     "pairwise_distance", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid",
     "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
+    "glu", "prelu", "softmin", "softsign", "tanhshrink", "threshold",
 ]
