@@ -48,17 +48,17 @@ from chapters.autodiff.dispatch import AUTOCAST, FLOAT32, LOWER_PRECISION, PROMO
 LOWER = LOWER_PRECISION
 
 _CUDA_LOWER = """addbmm addr chain_matmul multi_dot conv3d conv_transpose1d
-conv_transpose3d GRUCell LSTMCell prelu RNNCell"""
+conv_transpose3d GRUCell LSTMCell RNNCell"""
 
 _CUDA_FLOAT32 = """__rdiv__ cosine_embedding_loss erfinv
 hinge_embedding_loss margin_ranking_loss multilabel_margin_loss
 multi_margin_loss pdist poisson_nll_loss
-soft_margin_loss softmin renorm triplet_margin_loss"""
+soft_margin_loss renorm triplet_margin_loss"""
 
 _CUDA_PROMOTE = """bilinear cross grid_sample tensordot"""
 
 _CPU_LOWER = """conv3d linalg_vecdot addbmm _convolution conv_tbc mkldnn_rnn_layer
-conv_transpose1d conv_transpose3d prelu _native_multi_head_attention"""
+conv_transpose1d conv_transpose3d _native_multi_head_attention"""
 
 _CPU_FLOAT32 = """avg_pool3d grid_sampler polar quantile nanquantile stft
 view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr ormqr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..dispatch import FLOAT32, public
+from ..dispatch import FLOAT32, LOWER_PRECISION, public
 from ..functions import where
 from ..tensor import Tensor, apply
 from ._common import _floating_only, _no_bool, _tensor
@@ -184,7 +184,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * apply("sigmoid", (b,))
 
 
-@public("prelu")
+@public("prelu", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """prelu(x) = x for x > 0, w x otherwise, with a learned slope w: one for
     all channels or one per channel (dim 1). d/dx = 1 or w (w at 0, as torch);

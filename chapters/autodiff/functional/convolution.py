@@ -64,8 +64,9 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         raise RuntimeError(f"conv1d: expected a 3-D input (N, C, L) and a 3-D weight "
                            f"(O, C / groups, k), got {list(input.shape)} and "
                            f"{list(weight.shape)}")
+    padding = padding if isinstance(padding, str) else (0, _single(padding))
     out = conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, stride=(1, _single(stride)),
-                 padding=padding if isinstance(padding, str) else (0, _single(padding)), dilation=(1, _single(dilation)), groups=groups)
+                 padding=padding, dilation=(1, _single(dilation)), groups=groups)
     return out.squeeze(2)
 
 

@@ -184,6 +184,12 @@ OPS = {
         "softplus", "elu", "selu", "celu", "mish", "hardtanh", "relu6", "logsigmoid",
         "hardsigmoid", "hardswish", "normalize")},
     "group_norm": (lambda L, F, a: F.group_norm(a.reshape(1, 4, 4), 2), 1),
+    # more activations (softmin runs in float32 on CUDA, prelu in lower precision)
+    **{name: (lambda L, F, a, name=name: getattr(F, name)(a - 1), 1) for name in (
+        "softsign", "tanhshrink", "glu")},
+    "softmin": (lambda L, F, a: F.softmin(a, 1), 1),
+    "threshold": (lambda L, F, a: F.threshold(a, 1.0, -2.0), 1),
+    "prelu": (lambda L, F, a, b: F.prelu(a - 1, b[0]), 2),
     "cosine_similarity": (lambda L, F, a, b: F.cosine_similarity(a, b), 2),
     "pairwise_distance": (lambda L, F, a, b: F.pairwise_distance(a, b), 2),
     "smooth_l1_loss": (lambda L, F, a, b: F.smooth_l1_loss(a, b), 2),

@@ -1,0 +1,85 @@
+"""More activation modules with torch's names and reprs: ``Softmin``,
+``Softsign``, ``Tanhshrink``, ``Threshold``, ``GLU`` and ``PReLU`` (the one
+with a learned parameter). Each stores its options and calls one function of
+:mod:`chapters.autodiff.functional.activations`, where the maths is."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..functional.activations import glu, prelu, softmin, softsign, tanhshrink, threshold
+from ..tensor import Tensor
+from .activation import _implicit_softmax_dim, _with_inplace
+from .module import Module, Parameter
+
+
+class Softmin(Module):
+    """softmax(-x) along ``dim`` (without ``dim``, torch's legacy choice)."""
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return softmin(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return softsign(x)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return tanhshrink(x)
+
+
+class Threshold(Module):
+    """x where x > ``threshold``, else ``value``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return threshold(x, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return _with_inplace(f"threshold={self.threshold}, value={self.value}", self.inplace)
+
+
+class GLU(Module):
+    """a * sigmoid(b) for the two halves a, b of the input along ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """x for x > 0, ``weight * x`` otherwise, with ``num_parameters`` learned
+    slopes (1, or one per input channel), all starting at ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, dtype=np.float32):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(np.full(num_parameters, init, dtype=dtype))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
