@@ -1,0 +1,87 @@
+"""Op-table entries of the remaining common functional ops: softmin, softsign,
+tanhshrink, threshold, glu, prelu, and conv2d/conv1d with torch's padding
+strings (see opdb.py for what an entry holds)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.chapters.autodiff.opdb import (
+    _INT64_ONLY,
+    REALS,
+    SPECIAL,
+    OpEntry,
+    elementwise,
+    entry,
+    error,
+    every_other_row,
+    functional,
+    one,
+    ones_,
+    transposed,
+    x,
+)
+
+
+def _unary(name: str, **kwargs) -> OpEntry:
+    def make(rng):
+        return [*[one(s.desc, *s.arrays, view=s.view, **kwargs) for s in elementwise(rng, REALS)],
+                one("special", *SPECIAL.arrays, **kwargs)]
+    return entry(f"F.{name}", {f"F.{name}": functional(name)}, make)
+
+
+def _activation_entries() -> list[OpEntry]:
+    return [
+        _unary("softsign"), _unary("tanhshrink"),
+        entry("F.threshold", {"F.threshold": functional("threshold")}, lambda rng: [
+            *[one(s.desc, *s.arrays, view=s.view, threshold=0.5, value=-2.0)
+              for s in elementwise(rng, REALS)],
+            one("at-threshold", np.array([0.25, 0.5, 0.75, 1.0]), threshold=0.5, value=7.0)]),
+        entry("F.softmin", {"F.softmin": functional("softmin")}, lambda rng: [
+            one("dim1", x(rng, 3, 4), dim=1), one("dim0", x(rng, 3, 4), dim=0),
+            one("0d", x(rng), dim=0), one("empty", x(rng, 0, 3), dim=1),
+            one("transposed", x(rng, 4, 3), dim=-1, view=transposed)]),
+        entry("F.glu", {"F.glu": functional("glu")}, lambda rng: [
+            one("last", x(rng, 3, 4)), one("dim0", x(rng, 4, 3), dim=0),
+            one("empty", x(rng, 0, 4)),
+            one("transposed", x(rng, 4, 6), dim=1, view=transposed),
+            one("strided", x(rng, 6, 4), view=every_other_row)],
+            errors=[error("odd halving dim", lambda lib, F, x: F.glu(x), ones_(2, 3))]),
+        entry("F.prelu", {"F.prelu": functional("prelu")}, lambda rng: [
+            one("per-channel", x(rng, 2, 3, 4), x(rng, 3)),
+            one("shared", x(rng, 2, 3, 4), x(rng, 1)),
+            one("1d", x(rng, 5), x(rng, 1)),
+            one("0d", x(rng), x(rng, 1)),
+            one("empty-batch", x(rng, 0, 3), x(rng, 3)),
+            one("transposed", x(rng, 4, 3), x(rng, 3), view=transposed),
+            one("at-zero", np.array([[0.0, -1.0], [2.0, 0.0]]), x(rng, 2))],
+            errors=[error("slopes do not match channels", lambda lib, F, x, w: F.prelu(x, w),
+                          ones_(2, 3), ones_(2))]),
+    ]
+
+
+def _padding_entries() -> list[OpEntry]:
+    return [
+        entry("conv2d.same", {"F.conv2d": functional("conv2d")}, lambda rng: [
+            one("odd-kernel", x(rng, 1, 2, 5, 5), x(rng, 3, 2, 3, 3), x(rng, 3), padding="same"),
+            one("even-kernel", x(rng, 2, 2, 5, 6), x(rng, 2, 2, 2, 4), padding="same"),
+            one("dilated", x(rng, 1, 1, 6, 5), x(rng, 1, 1, 2, 3), padding="same",
+                dilation=(3, 2)),
+            one("valid", x(rng, 1, 2, 5, 5), x(rng, 3, 2, 3, 2), padding="valid")],
+            xfail=_INT64_ONLY,
+            errors=[error("same with stride", lambda lib, F, x, w: F.conv2d(
+                x, w, padding="same", stride=2), ones_(1, 1, 4, 4), ones_(1, 1, 3, 3)),
+                error("unknown padding string", lambda lib, F, x, w: F.conv2d(
+                    x, w, padding="full"), ones_(1, 1, 4, 4), ones_(1, 1, 3, 3))]),
+        entry("conv1d.same", {"F.conv1d": functional("conv1d")}, lambda rng: [
+            one("even-kernel", x(rng, 2, 2, 7), x(rng, 3, 2, 4), x(rng, 3), padding="same"),
+            one("dilated", x(rng, 1, 2, 7), x(rng, 2, 2, 3), padding="same", dilation=2),
+            one("valid", x(rng, 1, 2, 7), x(rng, 2, 2, 3), padding="valid")],
+            xfail=_INT64_ONLY,
+            errors=[error("same with stride", lambda lib, F, x, w: F.conv1d(
+                x, w, padding="same", stride=2), ones_(1, 1, 6), ones_(1, 1, 3))]),
+    ]
+
+
+def entries() -> list[OpEntry]:
+    return _activation_entries() + _padding_entries()
