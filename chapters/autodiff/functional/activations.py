@@ -196,6 +196,6 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(f"prelu: mismatch of parameter numbers and input channel size: "
                            f"found {weight.numel()} parameters and {channels} channels; give "
                            "one slope or one per channel (dim 1)")
-    slope = weight.reshape(-1) if weight.numel() == 1 else weight.reshape(
+    slope = weight.reshape(()) if weight.numel() == 1 else weight.reshape(
         (channels,) + (1,) * (input.ndim - 2))
     return where(input > 0, input, slope * input)

@@ -53,7 +53,7 @@ def _activation_entries() -> list[OpEntry]:
             one("1d", x(rng, 5), x(rng, 1)),
             one("0d", x(rng), x(rng, 1)),
             one("empty-batch", x(rng, 0, 3), x(rng, 3)),
-            one("transposed", x(rng, 4, 3), x(rng, 3), view=transposed),
+            one("transposed", x(rng, 3, 4), x(rng, 3), view=transposed),
             one("at-zero", np.array([[0.0, -1.0], [2.0, 0.0]]), x(rng, 2))],
             errors=[error("slopes do not match channels", lambda lib, F, x, w: F.prelu(x, w),
                           ones_(2, 3), ones_(2))]),
