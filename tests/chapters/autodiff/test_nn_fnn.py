@@ -1,0 +1,93 @@
+"""The remaining common functional ops as nn modules, against torch: torch's
+state_dict loaded into ours gives the same output and gradients, reprs match,
+and convolutions with padding="same" / "valid" (odd and even kernels,
+dilation, the odd extra row/column) agree with torch's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from chapters.autodiff import nn
+from tests.chapters.autodiff.parity import raises_like_torch
+from tests.chapters.autodiff.test_nn import check_module_parity
+from tests.chapters.autodiff.test_nn_more import _randomized
+
+ONE_INPUT = {
+    "Softmin": (lambda m: m.Softmin(dim=1), (3, 4, 5)),
+    "Softmin-implicit-dim": (lambda m: m.Softmin(), (3, 4)),
+    "Softsign": (lambda m: m.Softsign(), (4, 5)),
+    "Tanhshrink": (lambda m: m.Tanhshrink(), (4, 5)),
+    "Threshold": (lambda m: m.Threshold(0.1, -2.0), (4, 5)),
+    "GLU": (lambda m: m.GLU(), (4, 6)),
+    "GLU-dim1": (lambda m: m.Sequential(m.Linear(5, 6), m.GLU(dim=0)), (4, 5)),
+    "PReLU": (lambda m: m.PReLU(), (4, 5)),
+    "PReLU-per-channel": (lambda m: _randomized(m.PReLU(3, init=0.1)), (2, 3, 4, 4)),
+    "PReLU-in-a-model": (lambda m: m.Sequential(m.Conv2d(2, 3, 3, padding="same"),
+                                                m.PReLU(3)), (2, 2, 5, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_INPUT))
+def test_module_matches_torch_after_loading_its_state_dict(name):
+    build, shape = ONE_INPUT[name]
+    check_module_parity(build, shape)
+
+
+#: (in, out, kernel, dilation, input shape): odd and even kernels, one of each
+#: per dimension, dilations that make the total padding odd or even
+CONV2D_SAME = {
+    "odd-kernel": (2, 3, 3, 1, (2, 2, 6, 5)),
+    "even-kernel": (2, 3, 4, 1, (2, 2, 6, 5)),
+    "mixed-kernel": (2, 3, (2, 5), 1, (1, 2, 7, 6)),
+    "even-kernel-even-dilation": (1, 2, 2, 2, (2, 1, 6, 6)),
+    "dilated-mixed": (2, 2, (4, 3), (3, 2), (1, 2, 11, 8)),
+}
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+@pytest.mark.parametrize("name", sorted(CONV2D_SAME))
+def test_conv2d_padding_strings_match_torch(name, padding):
+    cin, cout, kernel, dilation, shape = CONV2D_SAME[name]
+    reference, _ = check_module_parity(
+        lambda m: m.Conv2d(cin, cout, kernel, padding=padding, dilation=dilation), shape)
+    if padding == "same":  # "same" keeps the spatial size: an independent check
+        assert tuple(reference(torch.zeros(shape)).shape[2:]) == shape[2:]
+
+
+@pytest.mark.parametrize("kernel, dilation", [(3, 1), (4, 1), (2, 3), (4, 2)])
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_conv1d_padding_strings_match_torch(kernel, dilation, padding):
+    check_module_parity(lambda m: m.Conv1d(2, 3, kernel, padding=padding, dilation=dilation),
+                        (2, 2, 9))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding="same", stride=2),
+    lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding="same", stride=(1, 2)),
+    lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding="full"),
+], ids=["stride", "stride-one-dim", "unknown-string"])
+def test_conv2d_padding_string_errors_are_torchs(fn):
+
+    raises_like_torch(fn, [np.ones((1, 1, 5, 5), np.float32), np.ones((1, 1, 3, 3), np.float32)])
+
+
+REPRS = [
+    lambda m: m.Softmin(dim=1), lambda m: m.Softmin(), lambda m: m.Softsign(),
+    lambda m: m.Tanhshrink(), lambda m: m.Threshold(0.1, 20),
+    lambda m: m.Threshold(0.5, 1, inplace=True), lambda m: m.GLU(), lambda m: m.GLU(dim=1),
+    lambda m: m.PReLU(), lambda m: m.PReLU(3, 0.1),
+    lambda m: m.Sequential(m.Linear(3, 2), m.PReLU(2), m.Softsign()),
+]
+
+
+@pytest.mark.parametrize("build", REPRS)
+def test_repr_matches_torch(build):
+    assert repr(build(nn)) == repr(build(torch.nn))
+
+
+def test_prelu_state_dict_names_and_initial_value_match_torch():
+    ours, theirs = nn.PReLU(4, init=0.3), torch.nn.PReLU(4, init=0.3)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["weight"]
+    assert ours.weight.tolist() == pytest.approx(theirs.weight.tolist())
