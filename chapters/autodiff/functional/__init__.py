@@ -14,7 +14,7 @@ activations    relu, gelu, silu, softplus, elu, selu, celu, mish, logsigmoid,
                softmax, log_softmax, softmin, softsign, tanhshrink, threshold,
                glu, prelu
 piecewise      hardtanh, relu6, hardsigmoid, hardswish
-layers         linear, dropout, embedding
+layers         linear, dropout, dropout1d, dropout2d, embedding
 convolution    conv1d, conv2d, conv_transpose2d
 pooling        max/avg_pool1d and 2d, adaptive_avg/max_pool2d
 normalization  layer_norm, batch_norm, group_norm, normalize
@@ -59,7 +59,7 @@ from .distances import (
     pairwise_distance,
     smooth_l1_loss,
 )
-from .layers import dropout, embedding, linear
+from .layers import dropout, dropout1d, dropout2d, embedding, linear
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -89,5 +89,5 @@ __all__ = [
     "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
     "pairwise_distance", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid",
     "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
-    "glu", "prelu", "softmin", "softsign", "tanhshrink", "threshold",
+    "dropout1d", "dropout2d", "glu", "prelu", "softmin", "softsign", "tanhshrink", "threshold",
 ]

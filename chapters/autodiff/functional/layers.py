@@ -55,3 +55,46 @@ def embedding(input, weight: Tensor, padding_idx: int | None = None) -> Tensor:
         return rows
     padding = (indices == padding_idx % weight.shape[0])[..., None]
     return apply("where", (padding, rows.detach(), rows))
+
+
+def _feature_dropout(op: str, input: Tensor, p: float, training: bool, generator) -> Tensor:
+    """Zero whole channels: one keep/drop draw per (sample, channel), shared by
+    every position of that channel, and the kept ones scaled by 1/(1-p). A
+    product with a constant mask, so its gradient is the mask itself."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if dtypes.category(input.dtype) < 2:
+        raise RuntimeError(f"{op}: result type Float can't be cast to the input's {input.dtype}; "
+                           "convert the input with .float() first")
+    rng = generator or default_generator()
+    keep = rng.random(input.shape[:2] + (1,) * (input.ndim - 2)) >= p
+    scale = keep.astype(input.dtype) * np.asarray(1.0 / (1.0 - p) if p < 1 else 0.0,
+                                                  dtype=input.dtype)
+    return input * Tensor(scale)
+
+
+@public("dropout1d")
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+              generator=None) -> Tensor:
+    """Channel dropout for (N, C, L) or unbatched (C, L) inputs: each channel
+    of each sample is zeroed with probability p as a whole, the rest scaled by
+    1/(1-p); identity when not training."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: expected a 2-D (C, L) or 3-D (N, C, L) input, got "
+                           f"{input.ndim}-D; use dropout2d for images")
+    if input.ndim == 2:
+        return _feature_dropout("dropout1d", input.unsqueeze(0), p, training,
+                                generator).squeeze(0)
+    return _feature_dropout("dropout1d", input, p, training, generator)
+
+
+@public("dropout2d")
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+              generator=None) -> Tensor:
+    """Channel dropout for (N, C, H, W) inputs: each channel of each sample is
+    zeroed with probability p as a whole, the rest scaled by 1/(1-p). As
+    torch's, dims 0 and 1 are read as (N, C) whatever the rank (a 3-D input
+    is (N, C, L))."""
+    return _feature_dropout("dropout2d", input, p, training, generator)

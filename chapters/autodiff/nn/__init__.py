@@ -39,7 +39,16 @@ from .conv import (
     MaxPool1d,
     MaxPool2d,
 )
-from .extra_layers import GLU, PReLU, Softmin, Softsign, Tanhshrink, Threshold
+from .extra_layers import (
+    GLU,
+    Dropout1d,
+    Dropout2d,
+    PReLU,
+    Softmin,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .layers import (
     GELU,
     Conv2d,
@@ -83,5 +92,5 @@ __all__ = [
     "GroupNorm", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
     "CosineSimilarity", "HuberLoss", "KLDivLoss", "L1Loss", "NLLLoss", "PairwiseDistance",
     "SmoothL1Loss", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils",
-    "GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold",
+    "GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Dropout1d", "Dropout2d",
 ]

@@ -1,13 +1,15 @@
-"""More activation modules with torch's names and reprs: ``Softmin``,
+"""More layers with torch's names and reprs: the activations ``Softmin``,
 ``Softsign``, ``Tanhshrink``, ``Threshold``, ``GLU`` and ``PReLU`` (the one
-with a learned parameter). Each stores its options and calls one function of
-:mod:`chapters.autodiff.functional.activations`, where the maths is."""
+with a learned parameter), and the channel dropouts ``Dropout1d/2d``. Each
+stores its options and calls one function of
+:mod:`chapters.autodiff.functional`, where the maths is."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..functional.activations import glu, prelu, softmin, softsign, tanhshrink, threshold
+from ..functional.layers import dropout1d, dropout2d
 from ..tensor import Tensor
 from .activation import _implicit_softmax_dim, _with_inplace
 from .module import Module, Parameter
@@ -83,3 +85,29 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+class Dropout1d(Module):
+    """Zero whole channels of (N, C, L) or (C, L) inputs with probability ``p``
+    in training, the rest scaled by 1/(1-p); identity in eval."""
+
+    _function = staticmethod(dropout1d)
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self._function(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout1d):
+    """Zero whole channels of (N, C, H, W) inputs with probability ``p`` in
+    training, the rest scaled by 1/(1-p); identity in eval."""
+
+    _function = staticmethod(dropout2d)

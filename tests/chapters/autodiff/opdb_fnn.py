@@ -83,5 +83,25 @@ def _padding_entries() -> list[OpEntry]:
     ]
 
 
+def _dropout_entries() -> list[OpEntry]:
+    """The deterministic cases (eval, p=0): the random masks are tested in
+    test_nn_fnn.py by their statistics, since the streams differ from torch's."""
+    return [
+        entry("F.dropout1d", {"F.dropout1d": functional("dropout1d")}, lambda rng: [
+            one("eval", x(rng, 2, 3, 4), p=0.5, training=False),
+            one("p0-unbatched", x(rng, 3, 4), p=0.0),
+            one("empty", x(rng, 0, 3, 4), p=0.0)],
+            errors=[error("4-d input", lambda lib, F, x: F.dropout1d(x, 0.5),
+                          ones_(2, 3, 4, 5)),
+                    error("p above 1", lambda lib, F, x: F.dropout1d(x, 1.5), ones_(2, 3, 4))]),
+        entry("F.dropout2d", {"F.dropout2d": functional("dropout2d")}, lambda rng: [
+            one("eval", x(rng, 2, 3, 4, 4), p=0.5, training=False),
+            one("p0", x(rng, 2, 3, 4, 4), p=0.0),
+            one("empty", x(rng, 0, 3, 2, 2), p=0.0)],
+            errors=[error("p below 0", lambda lib, F, x: F.dropout2d(x, -0.1),
+                          ones_(2, 3, 4, 4))]),
+    ]
+
+
 def entries() -> list[OpEntry]:
-    return _activation_entries() + _padding_entries()
+    return _activation_entries() + _padding_entries() + _dropout_entries()

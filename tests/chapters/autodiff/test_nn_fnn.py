@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+import chapters.autodiff as ad
 from chapters.autodiff import nn
 from tests.chapters.autodiff.parity import raises_like_torch
 from tests.chapters.autodiff.test_nn import check_module_parity
@@ -73,11 +74,31 @@ def test_conv2d_padding_string_errors_are_torchs(fn):
     raises_like_torch(fn, [np.ones((1, 1, 5, 5), np.float32), np.ones((1, 1, 3, 3), np.float32)])
 
 
+@pytest.mark.parametrize("layer, shape", [("Dropout1d", (400, 6, 5)),
+                                          ("Dropout2d", (400, 6, 3, 4))])
+def test_channel_dropout_zeroes_whole_channels_and_keeps_the_mean(layer, shape):
+    p = 0.25
+    layer_module = getattr(nn, layer)(p)
+    x = ad.ones(*shape, requires_grad=True)
+    y = layer_module(x)
+    per_channel = y.detach().numpy().reshape(shape[0], shape[1], -1)
+    # every channel is all zeros or all 1/(1-p)
+    assert np.all(per_channel.min(-1) == per_channel.max(-1))
+    np.testing.assert_allclose(np.unique(per_channel), [0.0, 1 / (1 - p)], rtol=1e-6)
+    dropped = (per_channel[..., 0] == 0).mean()  # 2400 draws: sd of the rate ~0.009
+    assert abs(dropped - p) < 0.05
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+    layer_module.eval()
+    assert np.array_equal(layer_module(x).detach().numpy(), x.detach().numpy())
+
+
 REPRS = [
     lambda m: m.Softmin(dim=1), lambda m: m.Softmin(), lambda m: m.Softsign(),
     lambda m: m.Tanhshrink(), lambda m: m.Threshold(0.1, 20),
     lambda m: m.Threshold(0.5, 1, inplace=True), lambda m: m.GLU(), lambda m: m.GLU(dim=1),
-    lambda m: m.PReLU(), lambda m: m.PReLU(3, 0.1),
+    lambda m: m.PReLU(), lambda m: m.PReLU(3, 0.1), lambda m: m.Dropout1d(),
+    lambda m: m.Dropout2d(0.2, inplace=True),
     lambda m: m.Sequential(m.Linear(3, 2), m.PReLU(2), m.Softsign()),
 ]
 
