@@ -17,7 +17,7 @@ piecewise      hardtanh, relu6, hardsigmoid, hardswish
 layers         linear, dropout, dropout1d, dropout2d, embedding
 convolution    conv1d, conv2d, conv_transpose2d
 pooling        max/avg_pool1d and 2d, adaptive_avg/max_pool2d
-normalization  layer_norm, batch_norm, group_norm, normalize
+normalization  layer_norm, batch_norm, group_norm, instance_norm, normalize
 losses         nll_loss, cross_entropy, binary_cross_entropy(_with_logits), one_hot
 distances      mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
                cosine_similarity, pairwise_distance
@@ -67,7 +67,7 @@ from .losses import (
     nll_loss,
     one_hot,
 )
-from .normalization import batch_norm, group_norm, layer_norm, normalize
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
 from .piecewise import hardsigmoid, hardswish, hardtanh, relu6
 from .pooling import (
     adaptive_avg_pool2d,
@@ -89,5 +89,6 @@ __all__ = [
     "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
     "pairwise_distance", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid",
     "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
-    "dropout1d", "dropout2d", "glu", "prelu", "softmin", "softsign", "tanhshrink", "threshold",
+    "dropout1d", "dropout2d", "instance_norm", "glu", "prelu", "softmin", "softsign",
+    "tanhshrink", "threshold",
 ]

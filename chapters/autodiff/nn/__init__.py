@@ -49,6 +49,7 @@ from .extra_layers import (
     Tanhshrink,
     Threshold,
 )
+from .instance_norm import InstanceNorm1d, InstanceNorm2d
 from .layers import (
     GELU,
     Conv2d,
@@ -93,4 +94,5 @@ __all__ = [
     "CosineSimilarity", "HuberLoss", "KLDivLoss", "L1Loss", "NLLLoss", "PairwiseDistance",
     "SmoothL1Loss", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils",
     "GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Dropout1d", "Dropout2d",
+    "InstanceNorm1d", "InstanceNorm2d",
 ]

@@ -11,6 +11,7 @@ from tests.chapters.autodiff.opdb import (
     REALS,
     SPECIAL,
     OpEntry,
+    Tol,
     elementwise,
     entry,
     error,
@@ -103,5 +104,31 @@ def _dropout_entries() -> list[OpEntry]:
     ]
 
 
+def _instance_norm_entries() -> list[OpEntry]:
+    return [
+        entry("F.instance_norm", {"F.instance_norm": lambda lib, F, x, w, b, **kw:
+                                  F.instance_norm(x, weight=w, bias=b, **kw)}, lambda rng: [
+            one("3d", x(rng, 2, 3, 5), x(rng, 3), x(rng, 3)),
+            one("4d-eps", x(rng, 2, 3, 4, 3), x(rng, 3), x(rng, 3), eps=1e-3),
+            one("transposed", x(rng, 2, 5, 3), x(rng, 3), x(rng, 3),
+                view=lambda t: t.transpose(1, 2))],
+            # bfloat16: the engine rounds x_hat to bfloat16 before the affine
+            # (one ulp of 2^-8 relative, times weights up to 3), torch's kernel does not
+            tol={"float16": Tol(4e-3, 4e-3, 4e-3, 4e-3), "bfloat16": Tol(4e-2, 4e-2)},
+            errors=[error("one position", lambda lib, F, x: F.instance_norm(x),
+                          ones_(2, 3, 1))]),
+        entry("F.instance_norm.plain", {"F.instance_norm": functional("instance_norm")},
+              # an empty batch only without weights: torch's affine path then
+              # raises an IndexError from inside its kernel (not mirrored)
+              lambda rng: [one("no-affine", x(rng, 2, 4, 6)),
+                           one("empty-batch", x(rng, 0, 3, 4))]),
+        entry("F.instance_norm.running", {"F.instance_norm": lambda lib, F, x, m, v:
+                                          F.instance_norm(x, m.detach(), v.detach().abs(),
+                                                          use_input_stats=False)},
+              lambda rng: [one("eval", x(rng, 2, 3, 4), x(rng, 3), x(rng, 3))]),
+    ]
+
+
 def entries() -> list[OpEntry]:
-    return _activation_entries() + _padding_entries() + _dropout_entries()
+    return (_activation_entries() + _padding_entries() + _dropout_entries()
+            + _instance_norm_entries())

@@ -27,6 +27,14 @@ ONE_INPUT = {
     "PReLU-per-channel": (lambda m: _randomized(m.PReLU(3, init=0.1)), (2, 3, 4, 4)),
     "PReLU-in-a-model": (lambda m: m.Sequential(m.Conv2d(2, 3, 3, padding="same"),
                                                 m.PReLU(3)), (2, 2, 5, 5)),
+    "InstanceNorm1d": (lambda m: m.InstanceNorm1d(3), (2, 3, 5)),
+    "InstanceNorm1d-unbatched": (lambda m: m.InstanceNorm1d(3), (3, 5)),
+    "InstanceNorm2d-affine": (lambda m: _randomized(m.InstanceNorm2d(3, affine=True)),
+                              (2, 3, 4, 5)),
+    "InstanceNorm2d-no-bias": (lambda m: _randomized(m.InstanceNorm2d(3, affine=True,
+                                                                      bias=False)), (2, 3, 4, 4)),
+    "InstanceNorm2d-in-a-model": (lambda m: m.Sequential(m.Conv2d(2, 3, 3), m.InstanceNorm2d(
+        3, affine=True), m.PReLU()), (2, 2, 6, 6)),
 }
 
 
@@ -93,12 +101,42 @@ def test_channel_dropout_zeroes_whole_channels_and_keeps_the_mean(layer, shape):
     assert np.array_equal(layer_module(x).detach().numpy(), x.detach().numpy())
 
 
+@pytest.mark.parametrize("momentum", [0.3, None])
+def test_instance_norm_running_stats_train_then_eval_match_torch(momentum):
+    """Two training steps move the running statistics (as torch's); eval then
+    normalizes with them, so the outputs differ from training's."""
+    def build(m):
+        return _randomized(m.InstanceNorm1d(3, momentum=momentum, affine=True,
+                                            track_running_stats=True))
+    reference, ours = check_module_parity(build, (4, 3, 6), seed=1)
+    check_module_parity(lambda m: reference if m is torch.nn else ours, (4, 3, 6), seed=2)
+    for name in ("running_mean", "running_var"):
+        np.testing.assert_allclose(getattr(ours, name).numpy(),
+                                   getattr(reference, name).numpy(), rtol=1e-5, atol=1e-6)
+    reference.eval()
+    ours.eval()
+    check_module_parity(lambda m: reference if m is torch.nn else ours, (2, 3, 6), seed=3,
+                        train=False)
+
+
+def test_instance_norm_errors_are_torchs():
+    def fn(lib, x):
+        return lib.nn.functional.instance_norm(x)
+    raises_like_torch(fn, [np.ones((2, 3, 1), np.float32)])
+    with pytest.raises(ValueError, match="num_features"):
+        nn.InstanceNorm1d(4, affine=True)(ad.ones(2, 3, 5))
+    with pytest.raises(ValueError, match="4-D"):
+        nn.InstanceNorm2d(3)(ad.ones(1, 1, 3, 4, 4))
+
+
 REPRS = [
     lambda m: m.Softmin(dim=1), lambda m: m.Softmin(), lambda m: m.Softsign(),
     lambda m: m.Tanhshrink(), lambda m: m.Threshold(0.1, 20),
     lambda m: m.Threshold(0.5, 1, inplace=True), lambda m: m.GLU(), lambda m: m.GLU(dim=1),
     lambda m: m.PReLU(), lambda m: m.PReLU(3, 0.1), lambda m: m.Dropout1d(),
-    lambda m: m.Dropout2d(0.2, inplace=True),
+    lambda m: m.Dropout2d(0.2, inplace=True), lambda m: m.InstanceNorm1d(3),
+    lambda m: m.InstanceNorm2d(4, affine=True, track_running_stats=True),
+    lambda m: m.InstanceNorm2d(4, eps=1e-3, affine=True, bias=False),
     lambda m: m.Sequential(m.Linear(3, 2), m.PReLU(2), m.Softsign()),
 ]
 
