@@ -22,7 +22,7 @@ losses         nll_loss, cross_entropy, binary_cross_entropy(_with_logits), one_
 distances      mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
                cosine_similarity, pairwise_distance
 attention      scaled_dot_product_attention
-resampling     pad, interpolate
+resampling     pad, interpolate, pixel_shuffle, pixel_unshuffle
 =============  ================================================================
 """
 
@@ -77,7 +77,14 @@ from .pooling import (
     max_pool1d,
     max_pool2d,
 )
-from .resampling import INTERPOLATE_MODES, PADDING_OPS, interpolate, pad
+from .resampling import (
+    INTERPOLATE_MODES,
+    PADDING_OPS,
+    interpolate,
+    pad,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 
 __all__ = [
     "INTERPOLATE_MODES", "PADDING_OPS", "adaptive_avg_pool2d", "adaptive_max_pool2d",
@@ -90,5 +97,5 @@ __all__ = [
     "pairwise_distance", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid",
     "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
     "dropout1d", "dropout2d", "instance_norm", "glu", "prelu", "softmin", "softsign",
-    "tanhshrink", "threshold",
+    "tanhshrink", "threshold", "pixel_shuffle", "pixel_unshuffle",
 ]

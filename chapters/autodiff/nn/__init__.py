@@ -43,11 +43,14 @@ from .extra_layers import (
     GLU,
     Dropout1d,
     Dropout2d,
+    PixelShuffle,
+    PixelUnshuffle,
     PReLU,
     Softmin,
     Softsign,
     Tanhshrink,
     Threshold,
+    Unflatten,
 )
 from .instance_norm import InstanceNorm1d, InstanceNorm2d
 from .layers import (
@@ -94,5 +97,5 @@ __all__ = [
     "CosineSimilarity", "HuberLoss", "KLDivLoss", "L1Loss", "NLLLoss", "PairwiseDistance",
     "SmoothL1Loss", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils",
     "GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Dropout1d", "Dropout2d",
-    "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm1d", "InstanceNorm2d", "PixelShuffle", "PixelUnshuffle", "Unflatten",
 ]

@@ -1,7 +1,8 @@
 """More layers with torch's names and reprs: the activations ``Softmin``,
 ``Softsign``, ``Tanhshrink``, ``Threshold``, ``GLU`` and ``PReLU`` (the one
-with a learned parameter), and the channel dropouts ``Dropout1d/2d``. Each
-stores its options and calls one function of
+with a learned parameter), the channel dropouts ``Dropout1d/2d``, and the
+rearrangements ``PixelShuffle``, ``PixelUnshuffle`` and ``Unflatten``. Each
+stores its options and calls one function (or Tensor method) of
 :mod:`chapters.autodiff.functional`, where the maths is."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..functional.activations import glu, prelu, softmin, softsign, tanhshrink, threshold
 from ..functional.layers import dropout1d, dropout2d
+from ..functional.resampling import pixel_shuffle, pixel_unshuffle
 from ..tensor import Tensor
 from .activation import _implicit_softmax_dim, _with_inplace
 from .module import Module, Parameter
@@ -111,3 +113,45 @@ class Dropout2d(Dropout1d):
     training, the rest scaled by 1/(1-p); identity in eval."""
 
     _function = staticmethod(dropout2d)
+
+
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) -> (*, C, H r, W r) with r = ``upscale_factor``."""
+
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return pixel_shuffle(x, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) -> (*, C r^2, H, W) with r = ``downscale_factor``."""
+
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return pixel_unshuffle(x, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class Unflatten(Module):
+    """Dim ``dim`` split into ``unflattened_size`` (Flatten's inverse)."""
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.unflatten(self.dim, tuple(self.unflattened_size))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -193,6 +193,8 @@ OPS = {
     "dropout1d": (lambda L, F, a: F.dropout1d(a.reshape(1, 4, 4), 0.5, training=False), 1),
     "dropout2d": (lambda L, F, a: F.dropout2d(a.reshape(1, 1, 4, 4), 0.0), 1),
     "instance_norm": (lambda L, F, a: F.instance_norm(a.reshape(1, 4, 4)), 1),
+    "pixel_shuffle": (lambda L, F, a: F.pixel_shuffle(a.reshape(4, 2, 2), 2), 1),
+    "pixel_unshuffle": (lambda L, F, a: F.pixel_unshuffle(a.reshape(1, 4, 4), 2), 1),
     "cosine_similarity": (lambda L, F, a, b: F.cosine_similarity(a, b), 2),
     "pairwise_distance": (lambda L, F, a, b: F.pairwise_distance(a, b), 2),
     "smooth_l1_loss": (lambda L, F, a, b: F.smooth_l1_loss(a, b), 2),

@@ -129,6 +129,32 @@ def _instance_norm_entries() -> list[OpEntry]:
     ]
 
 
+def _shuffle_entries() -> list[OpEntry]:
+    """No empty batch: torch's pixel_unshuffle returns an empty input unchanged
+    in shape and pixel_shuffle's backward then fails; the engine gives the
+    documented shapes (test_nn_fnn.py checks them)."""
+    return [
+        entry("F.pixel_shuffle", {"F.pixel_shuffle": functional("pixel_shuffle")}, lambda rng: [
+            one("4d", x(rng, 2, 8, 2, 3), upscale_factor=2),
+            one("unbatched", x(rng, 9, 2, 2), upscale_factor=3),
+            one("5d", x(rng, 2, 1, 4, 2, 1), upscale_factor=2),
+            one("transposed", x(rng, 1, 4, 3, 2), upscale_factor=2,
+                view=lambda t: t.transpose(2, 3))],
+            errors=[error("channels not divisible", lambda lib, F, x: F.pixel_shuffle(x, 2),
+                          ones_(1, 3, 2, 2)),
+                    error("2-d input", lambda lib, F, x: F.pixel_shuffle(x, 2), ones_(4, 2)),
+                    error("factor 0", lambda lib, F, x: F.pixel_shuffle(x, 0), ones_(4, 2, 2))]),
+        entry("F.pixel_unshuffle", {"F.pixel_unshuffle": functional("pixel_unshuffle")},
+              lambda rng: [
+                  one("4d", x(rng, 2, 2, 4, 6), downscale_factor=2),
+                  one("unbatched", x(rng, 1, 3, 6), downscale_factor=3),
+                  one("transposed", x(rng, 1, 2, 4, 2), downscale_factor=2,
+                      view=lambda t: t.transpose(2, 3))],
+              errors=[error("height not divisible", lambda lib, F, x: F.pixel_unshuffle(x, 2),
+                            ones_(1, 1, 3, 4))]),
+    ]
+
+
 def entries() -> list[OpEntry]:
     return (_activation_entries() + _padding_entries() + _dropout_entries()
-            + _instance_norm_entries())
+            + _instance_norm_entries() + _shuffle_entries())

@@ -35,6 +35,12 @@ ONE_INPUT = {
                                                                       bias=False)), (2, 3, 4, 4)),
     "InstanceNorm2d-in-a-model": (lambda m: m.Sequential(m.Conv2d(2, 3, 3), m.InstanceNorm2d(
         3, affine=True), m.PReLU()), (2, 2, 6, 6)),
+    "PixelShuffle": (lambda m: m.Sequential(m.Conv2d(2, 8, 3, padding=1), m.PixelShuffle(2)),
+                     (2, 2, 3, 4)),
+    "PixelUnshuffle": (lambda m: m.Sequential(m.PixelUnshuffle(3), m.Conv2d(9, 2, 1)),
+                       (1, 1, 6, 3)),
+    "Unflatten": (lambda m: m.Sequential(m.Linear(4, 6), m.Unflatten(1, (2, 3))), (5, 4)),
+    "Unflatten-inferred": (lambda m: m.Unflatten(-1, [2, -1]), (3, 8)),
 }
 
 
@@ -129,6 +135,16 @@ def test_instance_norm_errors_are_torchs():
         nn.InstanceNorm2d(3)(ad.ones(1, 1, 3, 4, 4))
 
 
+def test_pixel_shuffles_of_an_empty_batch_have_the_documented_shapes():
+    """(torch's pixel_unshuffle returns an empty input's shape unchanged)"""
+    x = ad.zeros(0, 8, 2, 3, requires_grad=True)
+    shuffled = nn.PixelShuffle(2)(x)
+    assert shuffled.shape == (0, 2, 4, 6)
+    assert nn.PixelUnshuffle(2)(shuffled).shape == (0, 8, 2, 3)
+    shuffled.sum().backward()
+    assert x.grad.shape == x.shape
+
+
 REPRS = [
     lambda m: m.Softmin(dim=1), lambda m: m.Softmin(), lambda m: m.Softsign(),
     lambda m: m.Tanhshrink(), lambda m: m.Threshold(0.1, 20),
@@ -137,6 +153,8 @@ REPRS = [
     lambda m: m.Dropout2d(0.2, inplace=True), lambda m: m.InstanceNorm1d(3),
     lambda m: m.InstanceNorm2d(4, affine=True, track_running_stats=True),
     lambda m: m.InstanceNorm2d(4, eps=1e-3, affine=True, bias=False),
+    lambda m: m.PixelShuffle(2), lambda m: m.PixelUnshuffle(3),
+    lambda m: m.Unflatten(1, (2, 3)), lambda m: m.Unflatten(-1, [2, -1]),
     lambda m: m.Sequential(m.Linear(3, 2), m.PReLU(2), m.Softsign()),
 ]
 
