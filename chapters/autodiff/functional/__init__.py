@@ -14,13 +14,14 @@ activations    relu, gelu, silu, softplus, elu, selu, celu, mish, logsigmoid,
                softmax, log_softmax, softmin, softsign, tanhshrink, threshold,
                glu, prelu
 piecewise      hardtanh, relu6, hardsigmoid, hardswish
-layers         linear, dropout, dropout1d, dropout2d, embedding
+layers         linear, bilinear, dropout, dropout1d, dropout2d, embedding
 convolution    conv1d, conv2d, conv_transpose2d
 pooling        max/avg_pool1d and 2d, adaptive_avg/max_pool2d
 normalization  layer_norm, batch_norm, group_norm, instance_norm, normalize
 losses         nll_loss, cross_entropy, binary_cross_entropy(_with_logits), one_hot
 distances      mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
-               cosine_similarity, pairwise_distance
+               cosine_similarity, pairwise_distance, margin_ranking_loss,
+               triplet_margin_loss
 attention      scaled_dot_product_attention
 resampling     pad, interpolate, pixel_shuffle, pixel_unshuffle
 =============  ================================================================
@@ -55,11 +56,13 @@ from .distances import (
     huber_loss,
     kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
     pairwise_distance,
     smooth_l1_loss,
+    triplet_margin_loss,
 )
-from .layers import dropout, dropout1d, dropout2d, embedding, linear
+from .layers import bilinear, dropout, dropout1d, dropout2d, embedding, linear
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -98,4 +101,5 @@ __all__ = [
     "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
     "dropout1d", "dropout2d", "instance_norm", "glu", "prelu", "softmin", "softsign",
     "tanhshrink", "threshold", "pixel_shuffle", "pixel_unshuffle",
+    "margin_ranking_loss", "triplet_margin_loss", "bilinear",
 ]

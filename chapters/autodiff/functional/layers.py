@@ -1,4 +1,4 @@
-"""The functions behind the basic layers: linear, dropout, embedding."""
+"""The functions behind the basic layers: linear, bilinear, the dropouts, embedding."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 from chapters.graph.ops import ShapeError
 
 from .. import dtypes
-from ..dispatch import LOWER_PRECISION, public
+from ..dispatch import LOWER_PRECISION, PROMOTE, public
+from ..ops.contract import einsum
 from ..random import default_generator
 from ..tensor import Tensor, apply
 from ._common import _no_bool
@@ -98,3 +99,22 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     torch's, dims 0 and 1 are read as (N, C) whatever the rank (a 3-D input
     is (N, C, L))."""
     return _feature_dropout("dropout2d", input, p, training, generator)
+
+
+@public("bilinear", autocast={"cuda": PROMOTE})
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """y_o = x1^T W_o x2 + b_o for each output o, W of shape (out, in1, in2):
+    one einsum, ``...i,oij,...j->...o``, so its gradients are einsum's
+    (dy/dx1 = W_o x2, dy/dW_o = x1 x2^T, dy/dx2 = W_o^T x1)."""
+    _no_bool("bilinear", input1, input2, weight)
+    if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] \
+            or input2.shape[-1:] != weight.shape[2:]:
+        raise RuntimeError(f"bilinear: expected inputs (..., in1) and (..., in2) and a weight "
+                           f"(out, in1, in2), got {list(input1.shape)}, {list(input2.shape)} "
+                           f"and {list(weight.shape)}")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear: the inputs' batch dims must match, got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias

@@ -52,6 +52,7 @@ from .extra_layers import (
     Threshold,
     Unflatten,
 )
+from .extra_losses import Bilinear, MarginRankingLoss, TripletMarginLoss
 from .instance_norm import InstanceNorm1d, InstanceNorm2d
 from .layers import (
     GELU,
@@ -98,4 +99,5 @@ __all__ = [
     "SmoothL1Loss", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils",
     "GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Dropout1d", "Dropout2d",
     "InstanceNorm1d", "InstanceNorm2d", "PixelShuffle", "PixelUnshuffle", "Unflatten",
+    "Bilinear", "MarginRankingLoss", "TripletMarginLoss",
 ]

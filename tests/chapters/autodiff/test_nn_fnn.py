@@ -11,7 +11,7 @@ import torch
 
 import chapters.autodiff as ad
 from chapters.autodiff import nn
-from tests.chapters.autodiff.parity import raises_like_torch
+from tests.chapters.autodiff.parity import FLOAT32, check_both, raises_like_torch
 from tests.chapters.autodiff.test_nn import check_module_parity
 from tests.chapters.autodiff.test_nn_more import _randomized
 
@@ -145,6 +145,48 @@ def test_pixel_shuffles_of_an_empty_batch_have_the_documented_shapes():
     assert x.grad.shape == x.shape
 
 
+SEVERAL_INPUTS = {
+    "Bilinear": (lambda m: m.Bilinear(3, 4, 5), [(2, 6, 3), (2, 6, 4)]),
+    "Bilinear-no-bias": (lambda m: m.Bilinear(2, 2, 3, bias=False), [(4, 2), (4, 2)]),
+    "MarginRankingLoss": (lambda m: m.MarginRankingLoss(margin=0.5), [(6,), (6,), ("signs", (6,))]),
+    "MarginRankingLoss-none": (lambda m: m.MarginRankingLoss(reduction="none"),
+                               [(3, 1), (1, 4), ("signs", (3, 4))]),
+    "TripletMarginLoss": (lambda m: m.TripletMarginLoss(margin=2.0), [(5, 4)] * 3),
+    "TripletMarginLoss-swap-p1": (lambda m: m.TripletMarginLoss(p=1.0, swap=True,
+                                                                reduction="sum"), [(5, 4)] * 3),
+    "TripletMarginLoss-unbatched": (lambda m: m.TripletMarginLoss(), [(4,)] * 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEVERAL_INPUTS))
+def test_several_input_module_matches_torch(name):
+    """torch's parameters loaded into ours; output and every gradient compared."""
+    build, shapes = SEVERAL_INPUTS[name]
+    rng = np.random.default_rng(3)
+    arrays = [rng.choice([-1.0, 1.0], s[1]).astype(np.float32) if s[0] == "signs"
+              else rng.standard_normal(s).astype(np.float32) for s in shapes]
+    torch.manual_seed(0)
+    reference = build(torch.nn)
+    ours = build(nn)
+    ours.load_state_dict(reference.state_dict())
+    check_both(lambda lib, F, *t: (reference if lib is torch else ours)(*t), arrays, FLOAT32)
+    if isinstance(reference, torch.nn.Bilinear):  # the parameters' gradients too
+        x1, x2 = (torch.from_numpy(a) for a in arrays)
+        reference(x1, x2).sum().backward()
+        ours(*(ad.tensor(a) for a in arrays)).sum().backward()
+        for name_, p in ours.named_parameters():
+            np.testing.assert_allclose(p.grad.numpy(), dict(reference.named_parameters())[
+                name_].grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_bilinear_initial_values_are_torchs_distribution():
+    """U(-1/sqrt(in1), 1/sqrt(in1)): the bound and a mean near 0."""
+    layer = nn.Bilinear(16, 3, 40)
+    weight = layer.weight.detach().numpy()
+    assert np.abs(weight).max() <= 0.25 and np.abs(weight).max() > 0.24
+    assert abs(weight.mean()) < 0.02
+
+
 REPRS = [
     lambda m: m.Softmin(dim=1), lambda m: m.Softmin(), lambda m: m.Softsign(),
     lambda m: m.Tanhshrink(), lambda m: m.Threshold(0.1, 20),
@@ -155,6 +197,8 @@ REPRS = [
     lambda m: m.InstanceNorm2d(4, eps=1e-3, affine=True, bias=False),
     lambda m: m.PixelShuffle(2), lambda m: m.PixelUnshuffle(3),
     lambda m: m.Unflatten(1, (2, 3)), lambda m: m.Unflatten(-1, [2, -1]),
+    lambda m: m.Bilinear(2, 3, 4), lambda m: m.Bilinear(2, 3, 4, bias=False),
+    lambda m: m.MarginRankingLoss(0.5), lambda m: m.TripletMarginLoss(margin=2.0, swap=True),
     lambda m: m.Sequential(m.Linear(3, 2), m.PReLU(2), m.Softsign()),
 ]
 
