@@ -155,6 +155,48 @@ def _shuffle_entries() -> list[OpEntry]:
     ]
 
 
+def _signs(rng, *shape) -> np.ndarray:
+    return rng.choice([-1.0, 1.0], shape)
+
+
+def _pair_entries() -> list[OpEntry]:
+    triplet = functional("triplet_margin_loss")
+    return [
+        entry("F.margin_ranking_loss", {"F.margin_ranking_loss": functional(
+            "margin_ranking_loss")}, lambda rng: [
+                one("mean", x(rng, 5), x(rng, 5), _signs(rng, 5), margin=0.5),
+                one("broadcast-none", x(rng, 3, 1), x(rng, 1, 4), _signs(rng, 3, 4),
+                    reduction="none"),
+                one("0d", x(rng), x(rng), _signs(rng)),
+                one("empty-sum", x(rng, 0), x(rng, 0), _signs(rng, 0), reduction="sum"),
+                one("transposed", x(rng, 4, 3), x(rng, 3, 4), _signs(rng, 3, 4),
+                    view=transposed)],
+            errors=[error("shapes do not broadcast", lambda lib, F, a, b, y:
+                          F.margin_ranking_loss(a, b, y), ones_(3), ones_(3), ones_(4))]),
+        entry("F.triplet_margin_loss", {"F.triplet_margin_loss": triplet}, lambda rng: [
+            one("mean", x(rng, 5, 4), x(rng, 5, 4), x(rng, 5, 4)),
+            one("swap-p1-none", x(rng, 5, 4), x(rng, 5, 4), x(rng, 5, 4), p=1.0, swap=True,
+                reduction="none"),
+            one("unbatched-margin", x(rng, 4), x(rng, 4), x(rng, 4), margin=3.0),
+            one("strided", x(rng, 6, 4), x(rng, 3, 4), x(rng, 3, 4), view=every_other_row)],
+            errors=[error("negative margin", lambda lib, F, a: F.triplet_margin_loss(
+                a, a, a, margin=-1.0), ones_(2, 3)),
+                error("dims differ", lambda lib, F, a, b: F.triplet_margin_loss(a, a, b),
+                      ones_(2, 3), ones_(3))]),
+        entry("F.bilinear", {"F.bilinear": functional("bilinear")}, lambda rng: [
+            one("bias", x(rng, 4, 2), x(rng, 4, 3), x(rng, 5, 2, 3), x(rng, 5)),
+            one("batch-dims", x(rng, 2, 3, 2), x(rng, 2, 3, 3), x(rng, 4, 2, 3)),
+            one("1d", x(rng, 2), x(rng, 3), x(rng, 4, 2, 3), x(rng, 4)),
+            one("empty-batch", x(rng, 0, 2), x(rng, 0, 3), x(rng, 4, 2, 3)),
+            one("transposed", x(rng, 2, 4), x(rng, 4, 3), x(rng, 5, 2, 3), view=transposed)],
+            # torch rounds its intermediate product (x1 W) to the low-precision
+            # dtype, the engine's one einsum rounds once at the end
+            tol={"float16": Tol(1e-2, 1e-2, 1e-2, 1e-2), "bfloat16": Tol(6e-2, 6e-2, 6e-2, 6e-2)},
+            errors=[error("batch dims differ", lambda lib, F, a, b, w: F.bilinear(a, b, w),
+                          ones_(4, 2), ones_(3, 3), ones_(5, 2, 3))]),
+    ]
+
+
 def entries() -> list[OpEntry]:
     return (_activation_entries() + _padding_entries() + _dropout_entries()
-            + _instance_norm_entries() + _shuffle_entries())
+            + _instance_norm_entries() + _shuffle_entries() + _pair_entries())
