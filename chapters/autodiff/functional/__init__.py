@@ -23,6 +23,7 @@ distances      mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
                cosine_similarity, pairwise_distance, margin_ranking_loss,
                triplet_margin_loss
 attention      scaled_dot_product_attention
+folding        unfold, fold
 resampling     pad, interpolate, pixel_shuffle, pixel_unshuffle
 =============  ================================================================
 """
@@ -62,6 +63,7 @@ from .distances import (
     smooth_l1_loss,
     triplet_margin_loss,
 )
+from .folding import fold, unfold
 from .layers import bilinear, dropout, dropout1d, dropout2d, embedding, linear
 from .losses import (
     binary_cross_entropy,
@@ -102,4 +104,5 @@ __all__ = [
     "dropout1d", "dropout2d", "instance_norm", "glu", "prelu", "softmin", "softsign",
     "tanhshrink", "threshold", "pixel_shuffle", "pixel_unshuffle",
     "margin_ranking_loss", "triplet_margin_loss", "bilinear",
+    "fold", "unfold",
 ]

@@ -53,6 +53,7 @@ from .extra_layers import (
     Unflatten,
 )
 from .extra_losses import Bilinear, MarginRankingLoss, TripletMarginLoss
+from .folding import Fold, Unfold
 from .instance_norm import InstanceNorm1d, InstanceNorm2d
 from .layers import (
     GELU,
@@ -99,5 +100,5 @@ __all__ = [
     "SmoothL1Loss", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils",
     "GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Dropout1d", "Dropout2d",
     "InstanceNorm1d", "InstanceNorm2d", "PixelShuffle", "PixelUnshuffle", "Unflatten",
-    "Bilinear", "MarginRankingLoss", "TripletMarginLoss",
+    "Bilinear", "MarginRankingLoss", "TripletMarginLoss", "Fold", "Unfold",
 ]

@@ -198,6 +198,8 @@ OPS = {
     "margin_ranking_loss": (lambda L, F, a, b: F.margin_ranking_loss(a, b, (a - b).sign()), 2),
     "triplet_margin_loss": (lambda L, F, a, b, c: F.triplet_margin_loss(a, b, c), 3),
     "bilinear": (lambda L, F, a, b, c: F.bilinear(a, b, c.reshape(1, 4, 4)), 3),
+    "unfold": (lambda L, F, a: F.unfold(a.reshape(1, 1, 4, 4), 2), 1),
+    "fold": (lambda L, F, a: F.fold(a.reshape(1, 4, 4), (3, 3), 2), 1),
     "cosine_similarity": (lambda L, F, a, b: F.cosine_similarity(a, b), 2),
     "pairwise_distance": (lambda L, F, a, b: F.pairwise_distance(a, b), 2),
     "smooth_l1_loss": (lambda L, F, a, b: F.smooth_l1_loss(a, b), 2),

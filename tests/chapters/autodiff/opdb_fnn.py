@@ -197,6 +197,42 @@ def _pair_entries() -> list[OpEntry]:
     ]
 
 
+#: torch's im2col/col2im kernels take floats and bool but no integer dtype; the
+#: engine's compute every dtype (a gap in torch's kernels, not mirrored)
+_NO_INTEGERS = {f"refuse-{d}": "torch's CPU kernel takes no integer dtype; the engine "
+                "computes them" for d in ("uint8", "int8", "int16", "int32", "int64")}
+
+
+def _folding_entries() -> list[OpEntry]:
+    return [
+        entry("F.unfold", {"F.unfold": functional("unfold")}, lambda rng: [
+            one("k2", x(rng, 2, 3, 4, 4), kernel_size=2),
+            one("options", x(rng, 1, 2, 7, 6), kernel_size=(3, 2), dilation=(1, 2),
+                padding=1, stride=(2, 1)),
+            one("unbatched", x(rng, 2, 3, 3), kernel_size=2),
+            one("empty-batch", x(rng, 0, 2, 3, 3), kernel_size=2),
+            one("transposed", x(rng, 1, 2, 4, 5), kernel_size=2,
+                view=lambda t: t.transpose(2, 3))],
+            xfail=_NO_INTEGERS,
+            errors=[error("kernel larger than input", lambda lib, F, x: F.unfold(x, 3),
+                          ones_(1, 1, 2, 2))]),
+        entry("F.fold", {"F.fold": functional("fold")}, lambda rng: [
+            one("k2", x(rng, 2, 12, 9), output_size=(4, 4), kernel_size=2),
+            one("options", x(rng, 1, 12, 24), output_size=(7, 6), kernel_size=(3, 2),
+                dilation=(1, 2), padding=1, stride=(2, 1)),
+            one("unbatched", x(rng, 8, 4), output_size=3, kernel_size=2),
+            one("empty-batch", x(rng, 0, 4, 4), output_size=(3, 3), kernel_size=2),
+            one("transposed", x(rng, 1, 4, 4), output_size=(3, 3), kernel_size=2,
+                view=lambda t: t.transpose(1, 2))],
+            xfail=_NO_INTEGERS,
+            errors=[error("wrong number of blocks", lambda lib, F, x: F.fold(x, (3, 3), 2),
+                          ones_(1, 4, 5)),
+                    error("rows not divisible", lambda lib, F, x: F.fold(x, (3, 3), 2),
+                          ones_(1, 3, 4))]),
+    ]
+
+
 def entries() -> list[OpEntry]:
     return (_activation_entries() + _padding_entries() + _dropout_entries()
-            + _instance_norm_entries() + _shuffle_entries() + _pair_entries())
+            + _instance_norm_entries() + _shuffle_entries() + _pair_entries()
+            + _folding_entries())

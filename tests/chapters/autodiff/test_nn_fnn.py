@@ -41,6 +41,10 @@ ONE_INPUT = {
                        (1, 1, 6, 3)),
     "Unflatten": (lambda m: m.Sequential(m.Linear(4, 6), m.Unflatten(1, (2, 3))), (5, 4)),
     "Unflatten-inferred": (lambda m: m.Unflatten(-1, [2, -1]), (3, 8)),
+    "Unfold": (lambda m: m.Unfold((2, 3), dilation=(2, 1), padding=1, stride=2), (2, 3, 7, 6)),
+    "Unfold-then-Fold": (lambda m: m.Sequential(m.Unfold(3, padding=1), m.Fold(
+        (5, 4), 3, padding=1)), (2, 2, 5, 4)),
+    "Fold-unbatched": (lambda m: m.Fold((4, 5), 2, stride=(2, 1)), (8, 8)),
 }
 
 
@@ -198,7 +202,9 @@ REPRS = [
     lambda m: m.PixelShuffle(2), lambda m: m.PixelUnshuffle(3),
     lambda m: m.Unflatten(1, (2, 3)), lambda m: m.Unflatten(-1, [2, -1]),
     lambda m: m.Bilinear(2, 3, 4), lambda m: m.Bilinear(2, 3, 4, bias=False),
-    lambda m: m.MarginRankingLoss(0.5), lambda m: m.TripletMarginLoss(margin=2.0, swap=True),
+    lambda m: m.Unfold(2), lambda m: m.Unfold((2, 3), 2, 1, 2), lambda m: m.Fold((3, 3), 2),
+    lambda m: m.Fold(4, (2, 2), stride=2), lambda m: m.MarginRankingLoss(0.5),
+    lambda m: m.TripletMarginLoss(margin=2.0, swap=True),
     lambda m: m.Sequential(m.Linear(3, 2), m.PReLU(2), m.Softsign()),
 ]
 
