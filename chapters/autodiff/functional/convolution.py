@@ -14,9 +14,10 @@ from .resampling import pad
 @public("conv2d", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
-    """2-D convolution (cross-correlation, as torch) with stride, zero padding,
-    dilation (kernel taps ``dilation`` apart) and groups (input and output
-    channels split into ``groups`` independent convolutions; the weight is
+    """2-D convolution (cross-correlation, as torch) with stride, zero padding
+    (numbers, or "same" / "valid": :func:`_padding_from_string`), dilation
+    (kernel taps ``dilation`` apart) and groups (input and output channels
+    split into ``groups`` independent convolutions; the weight is
     (out_channels, in_channels / groups, kh, kw)). An input (C, H, W) is one
     unbatched image."""
     if input.ndim == 3:
