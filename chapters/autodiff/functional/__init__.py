@@ -11,17 +11,20 @@ One module per topic; this package re-exports their public names:
 
 =============  ================================================================
 activations    relu, gelu, silu, softplus, elu, selu, celu, mish, logsigmoid,
-               softmax, log_softmax
+               softmax, log_softmax, softmin, softsign, tanhshrink, threshold,
+               glu, prelu
 piecewise      hardtanh, relu6, hardsigmoid, hardswish
-layers         linear, dropout, embedding
+layers         linear, bilinear, dropout, dropout1d, dropout2d, embedding
 convolution    conv1d, conv2d, conv_transpose2d
 pooling        max/avg_pool1d and 2d, adaptive_avg/max_pool2d
-normalization  layer_norm, batch_norm, group_norm, normalize
+normalization  layer_norm, batch_norm, group_norm, instance_norm, normalize
 losses         nll_loss, cross_entropy, binary_cross_entropy(_with_logits), one_hot
 distances      mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
-               cosine_similarity, pairwise_distance
+               cosine_similarity, pairwise_distance, margin_ranking_loss,
+               triplet_margin_loss
 attention      scaled_dot_product_attention
-resampling     pad, interpolate
+folding        unfold, fold
+resampling     pad, interpolate, pixel_shuffle, pixel_unshuffle
 =============  ================================================================
 """
 
@@ -29,17 +32,23 @@ from .activations import (
     celu,
     elu,
     gelu,
+    glu,
     leaky_relu,
     log_softmax,
     logsigmoid,
     mish,
+    prelu,
     relu,
     selu,
     sigmoid,
     silu,
     softmax,
+    softmin,
     softplus,
+    softsign,
     tanh,
+    tanhshrink,
+    threshold,
 )
 from .attention import attention_bias, scaled_dot_product_attention
 from .convolution import conv1d, conv2d, conv_transpose2d
@@ -48,11 +57,14 @@ from .distances import (
     huber_loss,
     kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
     pairwise_distance,
     smooth_l1_loss,
+    triplet_margin_loss,
 )
-from .layers import dropout, embedding, linear
+from .folding import fold, unfold
+from .layers import bilinear, dropout, dropout1d, dropout2d, embedding, linear
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -60,7 +72,7 @@ from .losses import (
     nll_loss,
     one_hot,
 )
-from .normalization import batch_norm, group_norm, layer_norm, normalize
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
 from .piecewise import hardsigmoid, hardswish, hardtanh, relu6
 from .pooling import (
     adaptive_avg_pool2d,
@@ -70,7 +82,14 @@ from .pooling import (
     max_pool1d,
     max_pool2d,
 )
-from .resampling import INTERPOLATE_MODES, PADDING_OPS, interpolate, pad
+from .resampling import (
+    INTERPOLATE_MODES,
+    PADDING_OPS,
+    interpolate,
+    pad,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 
 __all__ = [
     "INTERPOLATE_MODES", "PADDING_OPS", "adaptive_avg_pool2d", "adaptive_max_pool2d",
@@ -82,4 +101,8 @@ __all__ = [
     "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad",
     "pairwise_distance", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid",
     "silu", "smooth_l1_loss", "softmax", "softplus", "tanh",
+    "dropout1d", "dropout2d", "instance_norm", "glu", "prelu", "softmin", "softsign",
+    "tanhshrink", "threshold", "pixel_shuffle", "pixel_unshuffle",
+    "margin_ranking_loss", "triplet_margin_loss", "bilinear",
+    "fold", "unfold",
 ]

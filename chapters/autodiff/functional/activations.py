@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..dispatch import FLOAT32, public
+from ..dispatch import FLOAT32, LOWER_PRECISION, public
 from ..functions import where
 from ..tensor import Tensor, apply
-from ._common import _floating_only, _tensor
+from ._common import _floating_only, _no_bool, _tensor
 
 
 @public("relu")
@@ -137,3 +137,65 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """mish(x) = x tanh(softplus(x))."""
     _floating_only("mish", input)
     return input * _softplus(input, 1.0, 20.0).tanh()
+
+
+@public("softmin", autocast={"cuda": FLOAT32})
+def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """softmin(x) = softmax(-x): weights that favour the smallest entries.
+    A composition (negation, softmax), so its gradient is theirs."""
+    x = input if dtype is None else input.to(dtype)
+    return (-x).softmax(dim)
+
+
+@public("softsign")
+def softsign(input: Tensor) -> Tensor:
+    """softsign(x) = x / (1 + |x|), a tanh-like squash with polynomial tails;
+    d/dx = 1 / (1 + |x|)^2. A composition (abs, add, div); integers give floats."""
+    _no_bool("softsign", input)
+    return input / (input.abs() + 1)
+
+
+@public("tanhshrink")
+def tanhshrink(input: Tensor) -> Tensor:
+    """tanhshrink(x) = x - tanh(x); d/dx = tanh(x)^2. A composition (tanh, sub)."""
+    _no_bool("tanhshrink", input)
+    return input - input.tanh()
+
+
+@public("threshold")
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else ``value`` (in x's dtype); d/dx = 1 where
+    x > threshold, else 0. A composition (comparison, masked_fill)."""
+    _no_bool("threshold", input)
+    return input.masked_fill(~(input > threshold), value)
+
+
+@public("glu")
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: split x in halves a, b along ``dim``; a * sigmoid(b).
+    d/da = sigmoid(b), d/db = a sigmoid(b) (1 - sigmoid(b)), from the rules of
+    chunk, sigmoid and mul."""
+    _floating_only("glu", input)
+    size = input.shape[dim] if input.ndim else 1
+    if input.ndim == 0 or size % 2:
+        raise RuntimeError(f"glu: halving dimension must be even, but dimension {dim} is size "
+                           f"{size}; give a dim of even size")
+    a, b = input.chunk(2, dim)
+    return a * apply("sigmoid", (b,))
+
+
+@public("prelu", autocast={"cpu": LOWER_PRECISION, "cuda": LOWER_PRECISION})
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """prelu(x) = x for x > 0, w x otherwise, with a learned slope w: one for
+    all channels or one per channel (dim 1). d/dx = 1 or w (w at 0, as torch);
+    d/dw = x where x <= 0, summed over what w was broadcast to. A composition
+    (where, mul)."""
+    _floating_only("prelu", input, weight)
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise RuntimeError(f"prelu: mismatch of parameter numbers and input channel size: "
+                           f"found {weight.numel()} parameters and {channels} channels; give "
+                           "one slope or one per channel (dim 1)")
+    slope = weight.reshape(()) if weight.numel() == 1 else weight.reshape(
+        (channels,) + (1,) * (input.ndim - 2))
+    return where(input > 0, input, slope * input)

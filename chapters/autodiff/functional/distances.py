@@ -140,3 +140,34 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     the norm away from 0, where its gradient is undefined."""
     diff = x1 - x2 + eps
     return _vector_norm(diff, p, -1 if diff.ndim else None, keepdim)
+
+
+@public("margin_ranking_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, -y (x1 - x2) + margin) with y = +1 where x1 should rank higher,
+    -1 where x2 should (shapes broadcast). A composition (sub, mul, clamp_min)."""
+    input1, input2, target = _tensor(input1), _tensor(input2), _tensor(target)
+    return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
+
+
+@public("triplet_margin_loss", autocast={"cpu": FLOAT32, "cuda": FLOAT32})
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, d(a, pos) - d(a, neg) + margin) with d the pairwise p-distance
+    along the last dim: the anchor must be nearer its positive than its
+    negative by ``margin``. ``swap``: d(a, neg) replaced by the smaller of it
+    and d(pos, neg) (Balntas et al. 2016). A composition of pairwise_distance,
+    minimum and clamp_min."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"triplet_margin_loss: anchor, positive and negative must have the "
+                           f"same number of dims, got {anchor.ndim}, {positive.ndim} and "
+                           f"{negative.ndim}")
+    near = pairwise_distance(anchor, positive, p, eps)
+    far = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        far = far.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((near - far + float(margin)).clamp_min(0), reduction)

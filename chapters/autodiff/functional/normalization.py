@@ -1,4 +1,5 @@
-"""Normalization: layer_norm and batch_norm (ops with their own rules)."""
+"""Normalization: layer_norm and batch_norm (ops with their own rules), and the
+compositions group_norm, instance_norm and normalize."""
 
 from __future__ import annotations
 
@@ -119,3 +120,41 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
         raise RuntimeError(f"normalize: expected a floating point input, got {input.dtype}; "
                            "convert first, e.g. x.float()")
     return input / _vector_norm(input, p, dim, keepdim=True, floor=eps)
+
+
+@public("instance_norm")
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel of each sample over its positions,
+    x_hat = (x - mean) / sqrt(var + eps) (biased variance), then w_c x_hat + b_c:
+    a composition, group_norm with one group per channel. Running statistics,
+    when given, move toward the batch's average of the per-sample statistics
+    (``running = (1 - momentum) running + momentum * stat``, the variance with
+    Bessel's correction, as torch); ``use_input_stats=False`` normalizes with
+    them instead, as batch_norm in eval."""
+    _floating_only("instance_norm", input)
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, training=False,
+                          eps=eps)
+    if input.ndim < 2 or int(np.prod(input.shape[2:])) <= 1:
+        raise ValueError(f"instance_norm: expected more than 1 spatial element when using the "
+                         f"input's statistics, got input size {list(input.shape)}; give an "
+                         "(N, C, L, ...) input with positions to normalize over")
+    _track_instance_stats(input, running_mean, running_var, momentum)
+    return group_norm(input, input.shape[1], weight, bias, eps)
+
+
+def _track_instance_stats(input: Tensor, running_mean, running_var, momentum: float) -> None:
+    """The running statistics' in-place update (no gradient): the per-(sample,
+    channel) mean and unbiased variance over the positions, averaged over the
+    batch."""
+    positions = tuple(range(2, input.ndim))
+    with no_grad():
+        x = input.data.astype(np.float32) if input.dtype in dtypes.LOW_PRECISION else input.data
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(x.mean(axis=positions).mean(0) * momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(
+                x.var(axis=positions, ddof=1).mean(0) * momentum)

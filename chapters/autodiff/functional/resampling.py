@@ -1,4 +1,4 @@
-"""Padding and interpolation: reshaping the spatial dims of an input."""
+"""Padding, interpolation and pixel (un)shuffling: reshaping the spatial dims of an input."""
 
 from __future__ import annotations
 
@@ -124,3 +124,47 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 for m, n, scale in zip(sizes, input.shape[2:], scales, strict=True)]
     out = input @ matrices[-1].T
     return matrices[0] @ out if len(matrices) == 2 else out
+
+
+def _check_factor(op: str, input: Tensor, factor: int) -> None:
+    if factor <= 0:
+        raise RuntimeError(f"{op} expects a positive factor, but got {factor}")
+    if input.ndim < 3:
+        raise RuntimeError(f"{op} expects an input of at least 3 dims (*, C, H, W), but got "
+                           f"{input.ndim} dim(s)")
+
+
+@public("pixel_shuffle")
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes
+    an r x r block of pixels, out[c, h r + i, w r + j] = in[c r^2 + i r + j, h, w].
+    A composition of reshape and permute (a pure rearrangement: the gradient
+    is the inverse rearrangement, pixel_unshuffle)."""
+    r = upscale_factor
+    _check_factor("pixel_shuffle", input, r)
+    *batch, channels, h, w = input.shape
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle: the channel dim (size {channels}) must be "
+                           f"divisible by upscale_factor^2 = {r * r}")
+    n = len(batch)
+    blocks = input.reshape(*batch, channels // (r * r), r, r, h, w)
+    order = (*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (c, h, i, w, j)
+    return blocks.permute(*order).reshape(*batch, channels // (r * r), h * r, w * r)
+
+
+@public("pixel_unshuffle")
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle: each
+    r x r block of pixels becomes r^2 channels. A composition of reshape and
+    permute."""
+    r = downscale_factor
+    _check_factor("pixel_unshuffle", input, r)
+    *batch, channels, h, w = input.shape
+    for name, size in (("height", h), ("width", w)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle: the {name} ({size}) must be divisible by "
+                               f"downscale_factor {r}")
+    n = len(batch)
+    blocks = input.reshape(*batch, channels, h // r, r, w // r, r)
+    order = (*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (c, i, j, h, w)
+    return blocks.permute(*order).reshape(*batch, channels * r * r, h // r, w // r)

@@ -39,6 +39,22 @@ from .conv import (
     MaxPool1d,
     MaxPool2d,
 )
+from .extra_layers import (
+    GLU,
+    Dropout1d,
+    Dropout2d,
+    PixelShuffle,
+    PixelUnshuffle,
+    PReLU,
+    Softmin,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+    Unflatten,
+)
+from .extra_losses import Bilinear, MarginRankingLoss, TripletMarginLoss
+from .folding import Fold, Unfold
+from .instance_norm import InstanceNorm1d, InstanceNorm2d
 from .layers import (
     GELU,
     Conv2d,
@@ -81,4 +97,7 @@ __all__ = [
     "GroupNorm", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "MaxPool1d",
     "CosineSimilarity", "HuberLoss", "KLDivLoss", "L1Loss", "NLLLoss", "PairwiseDistance",
     "SmoothL1Loss", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "utils",
+    "GLU", "PReLU", "Softmin", "Softsign", "Tanhshrink", "Threshold", "Dropout1d", "Dropout2d",
+    "InstanceNorm1d", "InstanceNorm2d", "PixelShuffle", "PixelUnshuffle", "Unflatten",
+    "Bilinear", "MarginRankingLoss", "TripletMarginLoss", "Fold", "Unfold",
 ]
