@@ -33,6 +33,24 @@ def _reset_conv(weight: Parameter, bias: Parameter | None) -> None:
         init.uniform_(bias, -bound, bound)
 
 
+def conv_extra_repr(conv: Module, dims: int) -> str:
+    """torch's description of a convolution layer: sizes as ``dims``-tuples,
+    and each option only when it differs from its default (padding 0,
+    dilation 1, output_padding 0, groups 1, a bias)."""
+
+    def sizes(value) -> tuple:
+        return tuple(value) if isinstance(value, tuple | list) else (value,) * dims
+
+    text = (f"{conv.in_channels}, {conv.out_channels}, kernel_size={sizes(conv.kernel_size)}, "
+            f"stride={sizes(conv.stride)}")
+    padding = conv.padding if isinstance(conv.padding, str) else sizes(conv.padding)
+    options = (("padding", padding, (0,) * dims), ("dilation", sizes(conv.dilation), (1,) * dims),
+               ("output_padding", sizes(getattr(conv, "output_padding", 0)), (0,) * dims),
+               ("groups", conv.groups, 1))
+    text += "".join(f", {name}={value}" for name, value, default in options if value != default)
+    return text if conv.bias is not None else text + ", bias=False"
+
+
 def _check_groups(layer: str, in_channels: int, out_channels: int, groups: int) -> None:
     if groups < 1 or in_channels % groups or out_channels % groups:
         raise ValueError(f"{layer}: groups={groups} must divide in_channels {in_channels} "
@@ -59,6 +77,9 @@ class Conv1d(Module):
         return conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
+    def extra_repr(self) -> str:
+        return conv_extra_repr(self, 1)
+
 
 class ConvTranspose2d(Module):
     """Transposed 2-D convolution, weight ``(in_channels, out_channels / groups, kh, kw)``
@@ -82,6 +103,9 @@ class ConvTranspose2d(Module):
     def forward(self, x: Tensor) -> Tensor:
         return conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
                                   self.output_padding, self.groups, self.dilation)
+
+    def extra_repr(self) -> str:
+        return conv_extra_repr(self, 2)
 
 
 class MaxPool2d(Module):

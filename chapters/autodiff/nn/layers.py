@@ -16,6 +16,7 @@ from ..functional.convolution import conv2d
 from ..functional.layers import dropout, embedding, linear
 from ..tensor import Tensor
 from . import init
+from .conv import conv_extra_repr
 from .module import Module, Parameter
 
 
@@ -92,9 +93,7 @@ class Conv2d(Module):
                         dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
-                f"groups={self.groups}")
+        return conv_extra_repr(self, 2)
 
 
 class ReLU(Module):
@@ -148,7 +147,7 @@ class Dropout(Module):
         return dropout(x, p=self.p, training=self.training)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Embedding(Module):

@@ -206,6 +206,12 @@ REPRS = [
     lambda m: m.Fold(4, (2, 2), stride=2), lambda m: m.MarginRankingLoss(0.5),
     lambda m: m.TripletMarginLoss(margin=2.0, swap=True),
     lambda m: m.Sequential(m.Linear(3, 2), m.PReLU(2), m.Softsign()),
+    # convolutions show sizes as tuples and only the options that are not defaults
+    lambda m: m.Conv2d(1, 2, 3), lambda m: m.Conv2d(2, 4, (3, 5), padding="same", groups=2),
+    lambda m: m.Conv2d(1, 2, 3, stride=2, padding=1, dilation=2, bias=False),
+    lambda m: m.Conv1d(2, 4, 3, stride=2, padding=1, groups=2),
+    lambda m: m.ConvTranspose2d(1, 2, 3, stride=2, output_padding=1),
+    lambda m: m.Dropout(0.3), lambda m: m.Dropout(0.3, inplace=True),
 ]
 
 
