@@ -26,8 +26,7 @@ import numpy as np
 
 from chapters.graph.ops import normalize_dims
 
-from .. import dtypes
-from ..dispatch import PROMOTE, public, suppress_hook
+from ..dispatch import PROMOTE, public
 from ..indexing import index_torch_style
 from ..tensor import Tensor, apply, tensor_method
 from .select import index_array, masked_fill
@@ -239,40 +238,8 @@ def index_put(input, indices, values, accumulate: bool = False):
 
 
 # ------------------------------------------------------------- in place
-
-
-def _written_into(x: Tensor, op: str, operands: tuple, compute) -> Tensor:
-    """The in-place recipe of :mod:`..inplace`: refuse what the engine's
-    in-place ops refuse, compute out of place on x's values, write back."""
-    for other in [o for o in operands if isinstance(o, Tensor)] or [None]:
-        x._check_inplace(op, other)
-    with suppress_hook():  # torch's autocast leaves in-place ops alone
-        result = compute(x.detach())
-    dtypes.check_castable(op, result.dtype, x.dtype)
-    x.data[...] = result.data
-    x._vbox[0] += 1
-    return x
-
-
-def _in_place(name: str, out_of_place):
-    op = f"{name}_"
-
-    def method(self, *args, **kwargs):
-        return _written_into(self, op, (*args, *kwargs.values()),
-                             lambda x: out_of_place(x, *args, **kwargs))
-
-    method.__name__ = method.__qualname__ = op
-    method.__doc__ = f"``{name}``, written into this tensor (see :func:`_written_into`)."
-    return method
-
-
-def _attach_in_place_forms() -> None:
-    for name, fn in (("index_add", index_add), ("index_copy", index_copy),
-                     ("index_fill", index_fill), ("index_put", index_put)):
-        setattr(Tensor, f"{name}_", _in_place(name, fn))
-
-
-_attach_in_place_forms()
+# index_add_, index_copy_, index_fill_ and index_put_ are the in-place twins
+# that chapters/autodiff/inplace.py derives from the methods above.
 
 
 def index_put_(input, indices, values, accumulate: bool = False):

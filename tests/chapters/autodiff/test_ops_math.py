@@ -246,6 +246,13 @@ _CALLS = {
     "addmv_": (_M[:, 0], lambda lib, x, a, v: x.addmv_(a, v), (_M, _M[0])),
     "baddbmm_": (np.stack([_M[:, :2]] * 2), lambda lib, x, a, b: x.baddbmm_(a, b),
                  (np.stack([_M] * 2), np.stack([_M.T[:, :2]] * 2))),
+    "index_add_": (_M, lambda lib, x, src, i: x.index_add_(0, i, src, alpha=2),
+                   (_M[:2] * 10, np.array([2, 0]))),
+    "index_copy_": (_M, lambda lib, x, src, i: x.index_copy_(1, i, src),
+                    (_M[:, :2] * 10, np.array([3, 1]))),
+    "index_fill_": (_M, lambda lib, x, i: x.index_fill_(1, i, -1.5), (np.array([0, 2]),)),
+    "index_put_": (_M, lambda lib, x, v, i, j: x.index_put_((i, j), v, accumulate=True),
+                   (np.array([1.0, 2.0, 3.0]), np.array([0, 0, 2]), np.array([1, 1, 3]))),
 }
 TWINS = sorted(f"{n}_" for n in inplace.TWINS)
 
