@@ -28,8 +28,9 @@ ONLY_1D = ("import numpy as np\ndef scaled_sum(a, b):\n"
            "    return 2.0 * np.asarray(a, dtype=np.float64) + b\n")
 WRONG_COUNTS = "def word_counts(text):\n    return {}\n"
 # toy lab points: scaled_sum 4 (cases 1, 1, 2, 1), word_counts 3, unique 2, pair_total 1
+# (WRONG_COUNTS still passes word_counts' "empty" case: one of its three cases)
 RAW = {"full": 10.0, "untouched": 0.0, "partial": 4.0 * 3 / 5 + 3 + 2 + 0,
-       "no_counts": 4.0 + 0 + 2 + 1}
+       "no_counts": 4.0 + 3 / 3 + 2 + 1}
 EXTENSION = ("s03", "week2", 3)      # (student, lab, days)
 OVERRIDE = ("s05", "week1", "pair_total", 1.0, "the cell was lost in an upload; checked by hand")
 
