@@ -98,11 +98,12 @@ def grade_course(course: Course, book: TermGradebook, jobs: int = 1, force: bool
                 continue
             summary.graded += 1
             book.record(members[0], grade)
+            copies = members[1:]
             if grade.file_hash != digest:   # the file changed while the run went on
                 summary.log.append(f"{lab}/{members[0].attempt}: changed while grading; the "
                                    "attempts with its old content are graded next run")
-                members = members[:1]
-            for attempt in members[1:]:
+                copies = []
+            for attempt in copies:
                 book.record_copy(attempt, (members[0].student, members[0].attempt), digest,
                                  grade.fingerprint)
                 summary.copied += 1

@@ -44,6 +44,7 @@ from ..export import feedback_html, feedback_markdown, md_escape
 from .config import Course
 from .standing import CountedLab, Standing, standings
 from .term import TermGradebook
+from .words import WORDS, say
 
 FORMATS = ("canvas", "moodle", "csv")
 CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
@@ -110,16 +111,18 @@ WRITERS = {"canvas": (write_canvas, "canvas.csv"), "moodle": (write_moodle, "moo
 
 
 def course_lines(s: Standing) -> list[str]:
-    """The course's part of a student's feedback, one sentence a line."""
+    """The course's part of a student's feedback, one sentence a line, in the language
+    the counted attempt was graded in."""
     row = s.attempt
-    lines = [f"Attempt {row['attempt']}, submitted {row['submitted_at']} (due "
-             f"{s.due.isoformat()}; the time comes from the {row['time_source']})."]
+    lang = row["language"] if row["language"] in WORDS else "en"
+    lines = [say(lang, "fb_attempt", attempt=row["attempt"], at=row["submitted_at"],
+                 due=s.due.isoformat(), source=say(lang, f"fb_source_{row['time_source']}"))]
     if s.late_days:
-        lines.append(f"Late by {s.late_days} day(s): {100 * s.penalty:g}% is taken off.")
-    lines.append(f"Score {_points(s.score)} of {_points(s.max_score)}; points for this lab: "
-                 f"{_points(s.final)} of {_points(s.points)}.")
-    lines += [f"Instructor override on {o['exercise']}: {o['points']:g} points. Reason: "
-              f"{o['reason']}" for o in s.overrides]
+        lines.append(say(lang, "fb_late", days=s.late_days, pct=f"{100 * s.penalty:g}"))
+    lines.append(say(lang, "fb_points", score=_points(s.score), max=_points(s.max_score),
+                     final=_points(s.final), points=_points(s.points)))
+    lines += [say(lang, "fb_override", exercise=o["exercise"], points=f"{o['points']:g}",
+                  reason=o["reason"]) for o in s.overrides]
     return lines
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .config import Course, CourseLab
 from .policy import counted, final_points, lateness
 from .term import TermGradebook
+from .words import WORDS, say
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,10 @@ def standings(course: Course, book: TermGradebook) -> dict[tuple[str, str], Stan
             for lab in course.labs for s in course.students}
 
 
-def override_note(row: dict, graded: float) -> str:
+def override_note(row: dict, graded: float, language: str) -> str:
     """The words an overridden exercise carries into the student's feedback."""
-    return (f"Instructor override: {row['points']:g} points (the grader gave {graded:g}). "
-            f"Reason: {row['reason']}")
+    return say(language if language in WORDS else "en", "fb_override_note",
+               points=f"{row['points']:g}", graded=f"{graded:g}", reason=row["reason"])
 
 
 class CountedLab:
@@ -114,12 +115,13 @@ class CountedLab:
         return [{**s.attempt, "score": s.score} for _, s in sorted(self.counted.items())]
 
     def exercises(self, lab: str, student: str) -> list[dict]:
-        overrides = {o["exercise"]: o for o in self.counted[student].overrides}
+        standing = self.counted[student]
+        overrides = {o["exercise"]: o for o in standing.overrides}
         rows = self.book.exercises(*self._key(student))
         for row in rows:
             o = overrides.get(row["exercise"])
             if o is not None:
-                note = override_note(o, row["score"] or 0.0)
+                note = override_note(o, row["score"] or 0.0, standing.attempt["language"])
                 row["message"] = note + ("\n" + row["message"] if row["message"] else "")
                 row["score"] = o["points"]
         return rows

@@ -55,6 +55,16 @@ ENGLISH = {
     "col_late": "late",
     "col_missing": "not submitted",
     "col_mean_pct": "mean final",
+    # the course's lines at the top of a student's feedback (autograder.course.lms)
+    "fb_attempt": ("Attempt {attempt}, submitted {at} (due {due}; the time comes from the "
+                   "{source})."),
+    "fb_source_manifest": "LMS's submission times",
+    "fb_source_mtime": "file's time on the instructor's disk",
+    "fb_late": "Late by {days} day(s): {pct}% is taken off.",
+    "fb_points": "Score {score} of {max}; points for this lab: {final} of {points}.",
+    "fb_override": "Instructor override on {exercise}: {points} point(s). Reason: {reason}",
+    "fb_override_note": ("Instructor override: {points} point(s) (the grader gave {graded}). "
+                         "Reason: {reason}"),
 }
 
 CHINESE = {
@@ -106,6 +116,13 @@ CHINESE = {
     "col_late": "迟交",
     "col_missing": "未提交",
     "col_mean_pct": "平均最终得分",
+    "fb_attempt": "提交 {attempt}，提交时间 {at}（截止 {due}；时间来自{source}）。",
+    "fb_source_manifest": "学习管理系统记录的提交时间",
+    "fb_source_mtime": "教师电脑上文件的修改时间",
+    "fb_late": "迟交 {days} 天：扣除 {pct}%。",
+    "fb_points": "得分 {score} / {max}；本实验计 {final} / {points} 分。",
+    "fb_override": "教师修改了 {exercise} 的得分：{points} 分。原因：{reason}",
+    "fb_override_note": "教师修改了得分：{points} 分（评分程序给出 {graded} 分）。原因：{reason}",
 }
 
 WORDS = {"en": ENGLISH, "zh": CHINESE}

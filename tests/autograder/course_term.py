@@ -30,15 +30,17 @@ WRONG_COUNTS = "def word_counts(text):\n    return {}\n"
 # toy lab points: scaled_sum 4 (cases 1, 1, 2, 1), word_counts 3, unique 2, pair_total 1
 # (WRONG_COUNTS still passes word_counts' "empty" case: one of its three cases)
 RAW = {"full": 10.0, "untouched": 0.0, "partial": 4.0 * 3 / 5 + 3 + 2 + 0,
-       "no_counts": 4.0 + 3 / 3 + 2 + 1}
+       "no_counts": 4.0 + 3 / 3 + 2 + 1, "full_zh": 10.0}
 EXTENSION = ("s03", "week2", 3)      # (student, lab, days)
 OVERRIDE = ("s05", "week1", "pair_total", 1.0, "the cell was lost in an upload; checked by hand")
 
 
 def variants() -> dict:
+    chinese = full_marks()
+    chinese.metadata["autograder"] = {"language": "zh"}    # as `release --lang zh` writes
     return {"full": full_marks(), "untouched": untouched(),
             "partial": with_code({"scaled_sum": ONLY_1D}, drop=("pair_total",)),
-            "no_counts": with_code({"word_counts": WRONG_COUNTS})}
+            "no_counts": with_code({"word_counts": WRONG_COUNTS}), "full_zh": chinese}
 
 
 def plan() -> dict[tuple[str, str], list[tuple[str, str, float]]]:
@@ -49,9 +51,10 @@ def plan() -> dict[tuple[str, str], list[tuple[str, str, float]]]:
     grace hours for s01 and three days late for s02); s04 submits full marks, then a
     worse notebook (best and latest differ);
     s03 is two days late on week2, within a three-day extension; s39 submits
-    nothing for week2 and week3 and s38 only untouched notebooks (both fall behind).
+    nothing for week2 and week3 and s38 only untouched notebooks (both fall behind);
+    s10's week1 notebook is a Chinese release's (its feedback is in Chinese).
     """
-    names = list(RAW)
+    names = ["full", "untouched", "partial", "no_counts"]
     out = {}
     for lab_index, lab in enumerate(LABS):
         for i, student in enumerate(STUDENTS):
@@ -69,6 +72,8 @@ def plan() -> dict[tuple[str, str], list[tuple[str, str, float]]]:
                 continue
             if student == "s03" and lab == "week2":
                 variant, hours = "full", 48.0
+            if student == "s10" and lab == "week1":
+                variant = "full_zh"
             if student == "s38":
                 variant = "untouched"
             if student == "s39" and lab != "week1":
