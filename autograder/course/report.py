@@ -33,9 +33,8 @@ from ..report import CSP, STYLE, _chart, _figures, _layout
 from .config import Course
 from .standing import CountedLab, standings
 from .term import TermGradebook
-from .words import WORDS, say
+from .words import say
 
-LANGUAGES = tuple(WORDS)
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 BEHIND_PCT = 50
 BEHIND_LABS = 2

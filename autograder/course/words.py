@@ -126,6 +126,7 @@ CHINESE = {
 }
 
 WORDS = {"en": ENGLISH, "zh": CHINESE}
+LANGUAGES = tuple(WORDS)
 
 
 def say(language: str, key: str, **fields) -> str:

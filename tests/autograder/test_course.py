@@ -306,3 +306,14 @@ def test_an_interrupted_course_grade_resumes_to_the_same_gradebook(graded, tmp_p
     reference = load_course(reference_course).gradebook
     for table in ("attempts", "attempt_exercises", "attempt_cases"):
         assert _table_rows(book, table) == _table_rows(reference, table), table
+
+
+def test_the_command_line_starts_without_what_only_the_course_commands_need():
+    """`python -m autograder gradescope-run` runs on Gradescope's Python 3.10, which has
+    no tomllib, and without plotly: building the parser must import neither."""
+    probe = ("import sys, autograder.cli as c; c.parser(); "
+             "print(sorted(m for m in ('tomllib', 'plotly') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
