@@ -31,10 +31,13 @@ def cmd_grade(args) -> int:
         summary = grade_course(course, book, jobs=args.jobs, force=args.force,
                                progress=not args.no_progress, time_limit=args.time_limit,
                                memory_mb=args.memory_mb, isolate=not args.no_isolation)
+    log = course.gradebook.with_name("term.log")
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(summary.line() + "\n" + "".join(f"  {line}\n" for line in summary.log))
     for line in summary.log:
         print(line, file=sys.stderr)
     print(summary.line())
-    print(f"term gradebook: {course.gradebook}")
+    print(f"term gradebook: {course.gradebook}  (log: {log})")
     return 1 if summary.grader_errors else 0
 
 

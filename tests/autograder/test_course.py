@@ -303,6 +303,7 @@ def test_an_interrupted_course_grade_resumes_to_the_same_gradebook(graded, tmp_p
     result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert f"already up to date {kept}," in result.stdout
+    assert (book.with_name("term.log")).read_text().count("already up to date") == 1
     reference = load_course(reference_course).gradebook
     for table in ("attempts", "attempt_exercises", "attempt_cases"):
         assert _table_rows(book, table) == _table_rows(reference, table), table
