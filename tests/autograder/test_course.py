@@ -318,3 +318,16 @@ def test_the_command_line_starts_without_what_only_the_course_commands_need():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["week1", "s05", "pair_total", "1.5"], "1.5 points is outside 0..1"),
+    (["week1", "s05", "no_such", "1"], "lab week1 has no exercise 'no_such'"),
+    (["week7", "s05", "pair_total", "1"], "no lab 'week7'"),
+    (["week1", "s99", "pair_total", "1"], "no student 's99'"),
+])
+def test_an_override_outside_the_lab_is_refused_with_the_reason(tmp_path, capsys, args, says):
+    course = term.build(tmp_path)
+    assert main(["course", "override", str(course), *args, "--reason", "x"]) == 1
+    assert says in capsys.readouterr().err
+    assert not load_course(course).gradebook.exists()
