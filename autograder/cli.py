@@ -9,6 +9,7 @@
     report LAB [--out FILE.html]               class report: one offline HTML page
     gradescope LAB [--out FILE.zip] [--hidden-visibility V]   Gradescope autograder zip
     gradescope-run LAB --submission DIR --results FILE   (inside Gradescope)
+    course grade|export|report|override COURSE.toml ...  a whole term (autograder.course.cli)
 
 Feedback, Gradescope results and the class report speak the language of the
 submitted notebooks (a lab released with ``--lang zh`` is graded, exported and
@@ -28,6 +29,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .course.cli import add_parser as add_course_parser
 from .release import LANGUAGES
 from .spec import load_lab
 
@@ -218,6 +220,8 @@ def parser() -> argparse.ArgumentParser:
     sr.add_argument("--results", default="/autograder/results/results.json")
     _hidden_visibility_option(sr)
     sr.set_defaults(run=cmd_gradescope_run)
+
+    add_course_parser(sub)
     return p
 
 
