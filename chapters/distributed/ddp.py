@@ -7,7 +7,8 @@ batch (the gradient is linear in the per-example losses), so after an
 all-reduce (AVG) every replica takes the same optimizer step and the replicas
 never drift apart. Four details make it fast, as in ``torch.nn.parallel.DistributedDataParallel``:
 
-1. **Same start.** Rank 0's parameters are broadcast to all ranks at construction.
+1. **Same start.** Rank 0's parameters and buffers are broadcast to all ranks at
+   construction.
 2. **Buckets (梯度分桶).** One all-reduce per parameter would pay the latency
    ``alpha`` per parameter; instead parameters are packed into buckets of at
    most ``bucket_cap_mb`` (25 MiB by default) and each bucket is all-reduced as
@@ -144,17 +145,23 @@ class DistributedDataParallel(Module):
     ``loss = loss_fn(model(x_shard), y_shard); loss.backward(); opt.step()``.
     ``overlap`` runs bucket all-reduces on a background thread (real processes only).
     ``bucket_cap_mb=None`` means 25 MiB with a 1 MiB first bucket, as in torch.
+    ``init_sync=False`` skips the broadcast of rank 0's parameters (and, with
+    ``sync_buffers``, buffers) at construction. ``executor`` is the one thread
+    that talks for ``group`` (shared with other users of the group so that
+    their messages keep one order); by default DDP starts its own.
     """
 
     def __init__(self, module: Module, group: Group, bucket_cap_mb: float | None = None,
-                 overlap: bool = True):
+                 overlap: bool = True, init_sync: bool = True, sync_buffers: bool = True,
+                 executor=None):
         super().__init__()
         self.module = module
         object.__setattr__(self, "group", group)
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
-        for _, p in named:
-            p.data = np.ascontiguousarray(p.data)
-            broadcast(group, p.data, src=0)
+        synced = [p for _, p in named] + (list(module.buffers()) if sync_buffers else [])
+        for t in synced if init_sync else ():
+            t.data = np.ascontiguousarray(t.data)
+            broadcast(group, t.data, src=0)
         cap = (DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb) * 2**20
         first = FIRST_BUCKET_BYTES if bucket_cap_mb is None else None
         object.__setattr__(self, "buckets", build_buckets(named, cap, first))
@@ -164,7 +171,9 @@ class DistributedDataParallel(Module):
                 self._bucket_of[id(p)] = (i, j)
                 p.register_post_accumulate_grad_hook(self._grad_ready)
         use_thread = overlap and group.threads_may_communicate
-        object.__setattr__(self, "_executor", ThreadPoolExecutor(1) if use_thread else None)
+        if use_thread and executor is None:
+            executor = ThreadPoolExecutor(1)
+        object.__setattr__(self, "_executor", executor if use_thread else None)
         object.__setattr__(self, "_sync", True)
         object.__setattr__(self, "events", [])
         object.__setattr__(self, "_comm_hook", None)
