@@ -71,13 +71,16 @@ def _op(op, what: str) -> C.ReduceOp:
 
 
 def _data(tensor, what: str, name: str = "tensor") -> np.ndarray:
-    if not isinstance(tensor, Tensor):
+    if isinstance(tensor, Tensor):
+        return tensor.data
+    if type(tensor).__module__.startswith("torch"):
         raise TypeError(
-            f"Invalid function argument. Expected parameter `{name}` of type torch.Tensor but "
-            f"got {type(tensor)} instead. ({what} here moves this course's engine tensors, "
-            "chapters.autodiff.Tensor, which `torch.tensor` makes under `python -m "
-            "chapters.as_torch`.)")
-    return tensor.data
+            f"{what}: `{name}` is a tensor of the real torch ({type(tensor).__name__}); chapter "
+            "3's collectives move this course's engine tensors (chapters.autodiff.Tensor, which "
+            "`torch.tensor` makes under `python -m chapters.as_torch`). Use the real "
+            "torch.distributed for real torch tensors.")
+    raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
+                    f"torch.Tensor but got {type(tensor)} instead.")
 
 
 def _contiguous(array: np.ndarray) -> np.ndarray:
