@@ -30,6 +30,8 @@ never drift apart. Four details make it fast, as in ``torch.nn.parallel.Distribu
    gradients are synchronized.
 4. **``no_sync()``** skips the all-reduce for gradient accumulation: gradients
    accumulate locally in ``.grad`` and are averaged at the next synchronized backward.
+   As in torch, the *forward* decides: the backward of a forward run inside
+   ``no_sync()`` stays local, one whose forward ran outside synchronizes.
 
 Bucket sizes follow torch: ``bucket_cap_mb`` (25 MiB when left at ``None``)
 caps every bucket, and when the cap is left at its default the *first*
@@ -175,6 +177,7 @@ class DistributedDataParallel(Module):
             executor = ThreadPoolExecutor(1)
         object.__setattr__(self, "_executor", executor if use_thread else None)
         object.__setattr__(self, "_sync", True)
+        object.__setattr__(self, "_sync_backward", True)   # what the last forward decided
         object.__setattr__(self, "events", [])
         object.__setattr__(self, "_comm_hook", None)
         object.__setattr__(self, "_comm_state", None)
@@ -205,11 +208,13 @@ class DistributedDataParallel(Module):
                 "of the previous iteration before starting a new one; these parameters got "
                 f"no gradient in the last backward: {waiting[:5]}. Every parameter must take "
                 "part in the loss (or be frozen with requires_grad=False).")
+        object.__setattr__(self, "_sync_backward", self._sync)
         return self.module(*args, **kwargs)
 
     @contextlib.contextmanager
     def no_sync(self):
-        """Backward passes inside accumulate ``.grad`` locally, with no communication."""
+        """Forwards run inside (and their backwards) accumulate ``.grad`` locally, with
+        no communication."""
         previous = self._sync
         object.__setattr__(self, "_sync", False)
         try:
@@ -220,7 +225,7 @@ class DistributedDataParallel(Module):
     # ------------------------------------------------------------ the hook
 
     def _grad_ready(self, param: Tensor) -> None:
-        if not self._sync:
+        if not self._sync_backward:
             return
         object.__setattr__(self, "_started", True)
         i, j = self._bucket_of[id(param)]
