@@ -18,12 +18,13 @@ import numpy as np
 import torch
 import torch.distributed as tdist
 
+import chapters.autodiff as engine
 import chapters.autodiff.functional as F
 from chapters.autodiff import Tensor, optim
 from chapters.distributed import torch_api as dist
 from chapters.torchcheck import assert_close
 
-from .engine_programs import data, make_net, torch_net
+from .engine_programs import HIDDEN, IN, OUT, data, make_net, torch_net
 
 OPS = {"SUM": tdist.ReduceOp.SUM, "MAX": tdist.ReduceOp.MAX, "MIN": tdist.ReduceOp.MIN,
        "PRODUCT": tdist.ReduceOp.PRODUCT, "AVG": tdist.ReduceOp.AVG}
@@ -270,7 +271,47 @@ class _Null:
         return False
 
 
-PROGRAMS = {"collectives": collectives, "misuse": misuse, "ddp_accumulation": ddp_accumulation}
+def ddp_buffers(steps: int = 3, batch: int = 6) -> dict:
+    """Buffers (BatchNorm's running statistics) broadcast from rank 0 before each
+    training forward, as torch's DDP does; compared with torch's DDP on every rank."""
+    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+    r, p = dist.get_rank(), dist.get_world_size()
+    engine.manual_seed(200 + r)
+    net = engine.nn.Sequential(engine.nn.Linear(IN, HIDDEN), engine.nn.BatchNorm1d(HIDDEN),
+                               engine.nn.Tanh(), engine.nn.Linear(HIDDEN, OUT))
+    for b in net.buffers():             # rank-specific buffers: the init sync must fix them
+        if b.data.dtype.kind == "f":
+            b.data[...] += r + 1
+    reference = torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.BatchNorm1d(HIDDEN),
+                                    torch.nn.Tanh(), torch.nn.Linear(HIDDEN, OUT))
+    reference.load_state_dict({k: torch.from_numpy(np.array(v.data))
+                               for k, v in net.state_dict().items()})
+    model = dist.DistributedDataParallel(net)
+    theirs = torch.nn.parallel.DistributedDataParallel(reference)
+    x, y = data(p * batch * steps, seed=11)
+    worst = 0.0
+    for step in range(steps):
+        lo = (step * p + r) * batch
+        xs, ys = x[lo:lo + batch], y[lo:lo + batch]
+        F.mse_loss(model(Tensor(xs)), Tensor(ys)).backward()
+        torch.nn.functional.mse_loss(theirs(torch.from_numpy(xs)), torch.from_numpy(ys)).backward()
+        for name, ours in net.state_dict().items():
+            ref = reference.state_dict()[name].numpy()
+            worst = max(worst, float(np.max(np.abs(np.asarray(ours.data, np.float64) - ref))))
+    dist.destroy_process_group()
+    return {"worst": worst}
+
+
+def forgotten() -> dict:
+    """A program that leaves an async all-reduce unwaited and never destroys its
+    group: the exit handler must finish both, and the process must exit 0."""
+    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+    work = dist.all_reduce(Tensor(np.ones(1000)), async_op=True)
+    return {"left": type(work).__name__}
+
+
+PROGRAMS = {"collectives": collectives, "misuse": misuse, "ddp_accumulation": ddp_accumulation,
+            "ddp_buffers": ddp_buffers, "forgotten": forgotten}
 
 if __name__ == "__main__":
     # several programs in one launch (starting interpreters is the slow part); each
