@@ -4,7 +4,8 @@ The transport (:mod:`.transport`: the :class:`Group` interface, real processes
 over ``torch.distributed`` point-to-point, :func:`launch`; :mod:`.sim`: the
 simulated, message-logging world), collectives written from scratch on it
 (:mod:`.collectives`), their alpha-beta costs (:mod:`.cost_model`), and the
-parallel training strategies built from them.
+parallel training strategies built from them. :mod:`.torch_api` offers all of it
+under ``torch.distributed``'s names, for torch scripts run on the engines.
 """
 
 from .collectives import (

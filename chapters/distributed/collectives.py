@@ -43,13 +43,17 @@ class ReduceOp(Enum):
     SUM = "sum"
     AVG = "avg"
     MAX = "max"
+    MIN = "min"
+    PRODUCT = "product"
+
+
+#: the elementwise combination of two partial results; AVG adds and divides once at the end
+_COMBINE = {ReduceOp.SUM: np.add, ReduceOp.AVG: np.add, ReduceOp.MAX: np.maximum,
+            ReduceOp.MIN: np.minimum, ReduceOp.PRODUCT: np.multiply}
 
 
 def _combine(acc: np.ndarray, incoming: np.ndarray, op: ReduceOp) -> None:
-    if op is ReduceOp.MAX:
-        np.maximum(acc, incoming, out=acc)
-    else:  # SUM and AVG both add; AVG divides once at the end
-        np.add(acc, incoming, out=acc)
+    _COMBINE[op](acc, incoming, out=acc)
 
 
 def _finish(array: np.ndarray, op: ReduceOp, world_size: int) -> np.ndarray:

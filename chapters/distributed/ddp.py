@@ -7,7 +7,8 @@ batch (the gradient is linear in the per-example losses), so after an
 all-reduce (AVG) every replica takes the same optimizer step and the replicas
 never drift apart. Four details make it fast, as in ``torch.nn.parallel.DistributedDataParallel``:
 
-1. **Same start.** Rank 0's parameters are broadcast to all ranks at construction.
+1. **Same start.** Rank 0's parameters and buffers are broadcast to all ranks at
+   construction.
 2. **Buckets (梯度分桶).** One all-reduce per parameter would pay the latency
    ``alpha`` per parameter; instead parameters are packed into buckets of at
    most ``bucket_cap_mb`` (25 MiB by default) and each bucket is all-reduced as
@@ -29,6 +30,8 @@ never drift apart. Four details make it fast, as in ``torch.nn.parallel.Distribu
    gradients are synchronized.
 4. **``no_sync()``** skips the all-reduce for gradient accumulation: gradients
    accumulate locally in ``.grad`` and are averaged at the next synchronized backward.
+   As in torch, the *forward* decides: the backward of a forward run inside
+   ``no_sync()`` stays local, one whose forward ran outside synchronizes.
 
 Bucket sizes follow torch: ``bucket_cap_mb`` (25 MiB when left at ``None``)
 caps every bucket, and when the cap is left at its default the *first*
@@ -144,17 +147,23 @@ class DistributedDataParallel(Module):
     ``loss = loss_fn(model(x_shard), y_shard); loss.backward(); opt.step()``.
     ``overlap`` runs bucket all-reduces on a background thread (real processes only).
     ``bucket_cap_mb=None`` means 25 MiB with a 1 MiB first bucket, as in torch.
+    ``init_sync=False`` skips the broadcast of rank 0's parameters (and, with
+    ``sync_buffers``, buffers) at construction. ``executor`` is the one thread
+    that talks for ``group`` (shared with other users of the group so that
+    their messages keep one order); by default DDP starts its own.
     """
 
     def __init__(self, module: Module, group: Group, bucket_cap_mb: float | None = None,
-                 overlap: bool = True):
+                 overlap: bool = True, init_sync: bool = True, sync_buffers: bool = True,
+                 executor=None):
         super().__init__()
         self.module = module
         object.__setattr__(self, "group", group)
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
-        for _, p in named:
-            p.data = np.ascontiguousarray(p.data)
-            broadcast(group, p.data, src=0)
+        synced = [p for _, p in named] + (list(module.buffers()) if sync_buffers else [])
+        for t in synced if init_sync else ():
+            t.data = np.ascontiguousarray(t.data)
+            broadcast(group, t.data, src=0)
         cap = (DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb) * 2**20
         first = FIRST_BUCKET_BYTES if bucket_cap_mb is None else None
         object.__setattr__(self, "buckets", build_buckets(named, cap, first))
@@ -164,8 +173,11 @@ class DistributedDataParallel(Module):
                 self._bucket_of[id(p)] = (i, j)
                 p.register_post_accumulate_grad_hook(self._grad_ready)
         use_thread = overlap and group.threads_may_communicate
-        object.__setattr__(self, "_executor", ThreadPoolExecutor(1) if use_thread else None)
+        if use_thread and executor is None:
+            executor = ThreadPoolExecutor(1)
+        object.__setattr__(self, "_executor", executor if use_thread else None)
         object.__setattr__(self, "_sync", True)
+        object.__setattr__(self, "_sync_backward", True)   # what the last forward decided
         object.__setattr__(self, "events", [])
         object.__setattr__(self, "_comm_hook", None)
         object.__setattr__(self, "_comm_state", None)
@@ -196,11 +208,13 @@ class DistributedDataParallel(Module):
                 "of the previous iteration before starting a new one; these parameters got "
                 f"no gradient in the last backward: {waiting[:5]}. Every parameter must take "
                 "part in the loss (or be frozen with requires_grad=False).")
+        object.__setattr__(self, "_sync_backward", self._sync)
         return self.module(*args, **kwargs)
 
     @contextlib.contextmanager
     def no_sync(self):
-        """Backward passes inside accumulate ``.grad`` locally, with no communication."""
+        """Forwards run inside (and their backwards) accumulate ``.grad`` locally, with
+        no communication."""
         previous = self._sync
         object.__setattr__(self, "_sync", False)
         try:
@@ -211,7 +225,7 @@ class DistributedDataParallel(Module):
     # ------------------------------------------------------------ the hook
 
     def _grad_ready(self, param: Tensor) -> None:
-        if not self._sync:
+        if not self._sync_backward:
             return
         object.__setattr__(self, "_started", True)
         i, j = self._bucket_of[id(param)]

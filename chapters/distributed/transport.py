@@ -27,6 +27,7 @@ Two back ends implement it:
 
 from __future__ import annotations
 
+import functools
 import time
 from abc import ABC, abstractmethod
 
@@ -121,6 +122,19 @@ class _TorchWork(Work):
             self._on_done = None
 
 
+@functools.cache
+def torch_modules():
+    """``(torch, torch.distributed)``, imported on first use and kept.
+
+    Kept, not looked up again, so that a stand-in registered later under the
+    name ``torch`` (the ``chapters.as_torch`` runner) never replaces the real
+    transport underneath it."""
+    import torch
+    import torch.distributed as dist
+
+    return torch, dist
+
+
 class TorchGroup(Group):
     """:class:`Group` over ``torch.distributed`` point-to-point (the default group).
 
@@ -130,9 +144,7 @@ class TorchGroup(Group):
     """
 
     def __init__(self, device: str = "cpu"):
-        import torch
-        import torch.distributed as dist
-
+        torch, dist = torch_modules()
         if not dist.is_initialized():
             raise DistributedError(
                 "TorchGroup: torch.distributed is not initialised; start the ranks with "
@@ -196,9 +208,7 @@ def init_from_env(backend: str | None = None) -> TorchGroup:
     uses GPU ``LOCAL_RANK`` with NCCL."""
     import os
 
-    import torch
-    import torch.distributed as dist
-
+    torch, dist = torch_modules()
     if backend is None:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
     device = "cpu"

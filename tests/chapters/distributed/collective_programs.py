@@ -21,7 +21,8 @@ from chapters.distributed import (
 )
 from chapters.torchcheck import assert_close
 
-TORCH_OP = {ReduceOp.SUM: dist.ReduceOp.SUM, ReduceOp.MAX: dist.ReduceOp.MAX}
+TORCH_OP = {ReduceOp.SUM: dist.ReduceOp.SUM, ReduceOp.MAX: dist.ReduceOp.MAX,
+            ReduceOp.MIN: dist.ReduceOp.MIN, ReduceOp.PRODUCT: dist.ReduceOp.PRODUCT}
 SIZES = (1, 2, 7, 13, 1001)          # odd sizes, smaller than and not divisible by p
 DTYPES = (np.float32, np.float64)
 
@@ -104,10 +105,10 @@ def _chunk(size: int, p: int, r: int) -> tuple[int, int]:
 
 
 def integer_max(group) -> None:
-    """MAX and SUM on integers are exact: compare bit for bit with torch."""
+    """SUM, MAX, MIN and PRODUCT on integers are exact: compare bit for bit with torch."""
     x = np.arange(11, dtype=np.int64) * (group.rank + 3) % 7
     for algorithm in ALL_REDUCE_ALGORITHMS:
-        for op in (ReduceOp.SUM, ReduceOp.MAX):
+        for op in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT):
             got = all_reduce(group, x.copy(), op, algorithm=algorithm)
             assert_close(got, _torch_all_reduce(x, op, group.world_size), rtol=0, atol=0,
                          what=f"int64 {algorithm} {op.name}")

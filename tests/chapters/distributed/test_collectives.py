@@ -49,7 +49,8 @@ def _reference_run(world_size, size, op, algorithm):
     rng = np.random.default_rng(world_size * 100 + size)
     inputs = rng.standard_normal((world_size, size))
     combined = {ReduceOp.SUM: inputs.sum(0), ReduceOp.AVG: inputs.mean(0),
-                ReduceOp.MAX: inputs.max(0)}[op]
+                ReduceOp.MAX: inputs.max(0), ReduceOp.MIN: inputs.min(0),
+                ReduceOp.PRODUCT: inputs.prod(0)}[op]
     results, world = run_simulated(
         lambda g: all_reduce(g, inputs[g.rank].copy(), op, algorithm=algorithm), world_size)
     return results, combined
