@@ -39,6 +39,12 @@ class OpObserver:
     def rule_ran(self, node, input_grads: tuple) -> None:
         """After backward applied ``node``'s VJP rule and got ``input_grads``."""
 
+    def inplace_checked(self, op: str, x, other) -> None:
+        """Before in-place op ``op`` writes into ``x`` (from ``other``); may refuse."""
+
+    def backward_called(self) -> None:
+        """Before ``backward()`` accumulates gradients into ``.grad``; may refuse."""
+
 
 class _Modes(threading.local):
     """The calling thread's modes; a new thread gets these defaults."""
