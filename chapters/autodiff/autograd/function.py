@@ -455,7 +455,7 @@ def once_differentiable(backward):
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
-        if any(isinstance(o, ForwardMode) for o in MODES.observers):
+        if _carry_tangents((*grads, *ctx.saved_tensors)):
             raise RuntimeError(
                 f"{backward.__qualname__} is @once_differentiable (it need not be written with "
                 "engine ops), so forward mode cannot see through it: a jvp of this gradient "
@@ -471,6 +471,13 @@ def once_differentiable(backward):
         return wrapped[0] if single else wrapped
 
     return wrapper
+
+
+def _carry_tangents(values: tuple) -> bool:
+    """Whether any tensor among ``values`` has a tangent at an active forward-mode level."""
+    levels = [o for o in MODES.observers if isinstance(o, ForwardMode)]
+    return any(isinstance(v, TensorBase) and m.tangent_of(v) is not None
+               for m in levels for v in values)
 
 
 class DelayedErrorNode(_CustomNode):
