@@ -184,7 +184,10 @@ def test_nested_levels_do_not_confuse_perturbations():
     x0, u0, v0 = (rng.standard_normal(5) for _ in range(3))
     for lib in (ad, torch):
         x, u, v = (lib.tensor(a) for a in (x0, u0, v0))
-        _, t = lib.func.jvp(lambda x: lib.func.jvp(lambda y: x * y, (x,), (v,))[1], (x,), (u,))
+        def inner(x, lib=lib, v=v):
+            return lib.func.jvp(lambda y: x * y, (x,), (v,))[1]
+
+        _, t = lib.func.jvp(inner, (x,), (u,))
         assert_close(t, u0 * v0, rtol=1e-12, atol=1e-12, what=f"{lib.__name__} mixed partial")
     x = ad.tensor(x0)
     gg = ad.func.grad(lambda x: ad.func.grad(lambda y: (x * y.sin()).sum())(x).sum())(x)
