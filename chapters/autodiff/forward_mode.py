@@ -128,6 +128,14 @@ def active_levels() -> list[ForwardMode]:
     return [o for o in MODES.observers if isinstance(o, ForwardMode)]
 
 
+def is_constant_zero(tangent: Tensor) -> bool:
+    """Whether ``tangent`` is zero and nothing differentiates it (no history, no
+    tangent at an active level): a rule may then drop its term, as a term
+    ``0 * log(a)`` would be nan for a < 0."""
+    return (not tangent.requires_grad and not tangent.data.any()
+            and all(m.tangent_of(tangent) is None for m in active_levels()))
+
+
 def _primals_and_tangents(inputs: tuple, known: list) -> tuple[tuple, tuple]:
     """The op's inputs as tensors and their tangents: the recorded one, zeros for
     a floating input without one, None for an integer input or a missing one."""

@@ -195,6 +195,20 @@ def test_nested_levels_do_not_confuse_perturbations():
                  what="grad of grad with a closure")
 
 
+def test_a_zero_tangent_that_is_differentiated_is_not_dropped():
+    """pow's rule drops the exponent's term for a constant zero tangent; the
+    gradient with respect to that tangent must still see the term."""
+    a0, b0, ta0 = rng.uniform(0.5, 2, 4), rng.standard_normal(4), rng.standard_normal(4)
+    got = []
+    for lib in (ad, torch):
+        a, b, ta = (lib.tensor(x) for x in (a0, b0, ta0))
+        got.append(lib.func.grad(
+            lambda tb, lib=lib, a=a, b=b, ta=ta: lib.func.jvp(
+                lambda a, b: a**b, (a, b), (ta, tb))[1].sum())(lib.tensor(np.zeros(4))))
+    assert_close(got[0].detach(), got[1], **TOL, what="d tangent / d tb at tb = 0")
+    assert_close(got[0].detach(), a0**b0 * np.log(a0), **TOL, what="closed form")
+
+
 def test_forward_ad_dual_tensors_match_torch():
     x0, t0 = rng.standard_normal(SHAPE), rng.standard_normal(SHAPE)
     got = []
