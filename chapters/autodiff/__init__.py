@@ -209,10 +209,10 @@ from .tensor import Tensor
 # isort: split
 # nn, optim and data build on everything above, so they are imported last;
 # autograd and utils are torch's namespaces (torch.autograd, torch.utils.data)
-from . import autograd, data, nn, optim, utils
+from . import autograd, data, func, nn, optim, utils
 
 __all__ = [
-    "data", "nn", "optim",
+    "data", "func", "nn", "optim",
     "functional",
     "AccumulateGrad", "BackwardNode", "GradcheckError", "Tensor", "abs", "add", "amax",
     "arange", "argmax", "as_tensor", "backward", "bfloat16", "bool_", "cat", "clamp", "concat",

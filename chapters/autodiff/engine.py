@@ -235,6 +235,8 @@ def _as_tuple(value):
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs=None) -> None:
     """``torch.autograd.backward``: accumulate gradients of ``tensors`` into leaves."""
+    for observer in MODES.observers:  # forward mode refuses: .grad would drop tangents
+        observer.backward_called()
     tensors, grad_tensors = _as_tuple(tensors), _as_tuple(grad_tensors)
     retain_graph = create_graph if retain_graph is None else retain_graph
     root_grads = _root_gradients(tensors, grad_tensors)

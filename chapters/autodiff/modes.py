@@ -6,7 +6,9 @@ Four modes change what an op does besides computing its value:
 * **the autocast hook** — chapter 4's cast decision, seen before each public op;
 * **anomaly detection** and **forward mode** — features that *observe* the
   core: each op's result, each recorded history node, each derivative rule
-  that ran in backward is shown to the active observers.
+  that ran in backward is shown to the active observers (and an in-place
+  write or a ``backward()`` call, which forward mode may refuse). Forward
+  mode's levels are observers stacked in order, outermost first.
 
 All of it lives in :data:`MODES`, a ``threading.local``: each thread starts with
 recording on, no hook and no observers. So a simulated rank (a thread,
@@ -39,6 +41,12 @@ class OpObserver:
     def rule_ran(self, node, input_grads: tuple) -> None:
         """After backward applied ``node``'s VJP rule and got ``input_grads``."""
 
+    def inplace_checked(self, op: str, x, other) -> None:
+        """Before in-place op ``op`` writes into ``x`` (from ``other``); may refuse."""
+
+    def backward_called(self) -> None:
+        """Before ``backward()`` accumulates gradients into ``.grad``; may refuse."""
+
 
 class _Modes(threading.local):
     """The calling thread's modes; a new thread gets these defaults."""
@@ -58,8 +66,8 @@ class observing:
     """Context manager: ``observer`` watches the core in this thread for the block.
 
     ``replacing`` (a class): active observers of that class are set aside for
-    the block, so an inner ``jvp`` or ``detect_anomaly`` takes over from an
-    outer one and hands back on exit."""
+    the block, so an inner ``detect_anomaly`` takes over from an outer one and
+    hands back on exit (forward-mode levels do not replace: they nest)."""
 
     __slots__ = ("observer", "replacing", "previous")
 

@@ -609,6 +609,8 @@ class Tensor(TensorBase):
 
     # -------------------------------------------------------------- in place
     def _check_inplace(self, op: str, other=None) -> None:
+        for observer in MODES.observers:  # forward mode refuses writes to tangent carriers
+            observer.inplace_checked(op, self, other)
         if not MODES.grad_enabled:
             return
         if self._requires_grad and self.grad_fn is None:

@@ -8,8 +8,8 @@ from ..anomaly import detect_anomaly
 from ..engine import backward, grad
 from ..grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..gradcheck import GradcheckError, gradcheck
-from . import function
+from . import forward_ad, function
 from .function import Function
 
-__all__ = ["Function", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "function",
-           "grad", "gradcheck", "no_grad", "set_grad_enabled"]
+__all__ = ["Function", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "forward_ad",
+           "function", "grad", "gradcheck", "no_grad", "set_grad_enabled"]

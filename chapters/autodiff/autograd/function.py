@@ -406,10 +406,11 @@ def _save(node: FunctionNode, tensors: tuple, single_output) -> None:
 def _push_tangents(cls: type, ctx: FunctionCtx, mode: ForwardMode, args: tuple,
                    outputs: tuple) -> None:
     """Forward mode: the output tangents from the function's ``jvp``."""
-    known = [mode.tangents.get(id(a)) if isinstance(a, TensorBase) else None for a in args]
+    known = [mode.tangent_of(a) if isinstance(a, TensorBase) else None for a in args]
     if all(k is None for k in known):
         return
-    tangents = [k[1] if k is not None else
+    _check_jvp_composes(cls, mode, args, known)
+    tangents = [k if k is not None else
                 (a._make(np.zeros_like(a.data), [0]) if isinstance(a, TensorBase) else None)
                 for a, k in zip(args, known, strict=True)]
     ctx._in_jvp = True
@@ -424,7 +425,27 @@ def _push_tangents(cls: type, ctx: FunctionCtx, mode: ForwardMode, args: tuple,
                            f"{len(outputs)} outputs; return one per output of forward.")
     for o, t in zip(outputs, result, strict=True):
         if isinstance(o, TensorBase) and t is not None:
-            mode.tangents[id(o)] = (o, t)
+            mode.set_tangent(o, t)
+
+
+def _check_jvp_composes(cls: type, mode: ForwardMode, args: tuple, known: list) -> None:
+    """Refuse what a custom Function's ``jvp`` cannot give: it runs on values
+    that ``forward`` computed with forward mode off and without recording, so
+    its tangent is right at one level but has no tangent at an outer level and
+    no history for autograd."""
+    outer = [m for m in MODES.observers if isinstance(m, ForwardMode) and m.level < mode.level]
+    if outer:
+        raise RuntimeError(
+            f"{cls.__name__}: a custom Function's jvp cannot be nested inside another forward-mode "
+            f"level (level {mode.level} inside {[m.level for m in outer]}): its tangent would "
+            "carry no outer tangent. Write the function with engine ops (they nest), or take the "
+            "outer derivative by autograd.grad.")
+    if MODES.grad_enabled and any(
+            isinstance(x, TensorBase) and x._requires_grad for x in (*args, *known)):
+        raise RuntimeError(
+            f"{cls.__name__}: a custom Function's jvp runs without recording, so the tangent "
+            "it gives could not be differentiated by autograd (reverse-over-forward). Run the "
+            "jvp under no_grad(), or write the function with engine ops.")
 
 
 def once_differentiable(backward):
@@ -434,6 +455,12 @@ def once_differentiable(backward):
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
+        if _carry_tangents((*grads, *ctx.saved_tensors)):
+            raise RuntimeError(
+                f"{backward.__qualname__} is @once_differentiable (it need not be written with "
+                "engine ops), so forward mode cannot see through it: a jvp of this gradient "
+                "would be wrong. Take the second derivative by autograd.grad instead, or drop "
+                "@once_differentiable.")
         with no_grad():
             result = backward(ctx, *grads)
         sources = [g for g in grads if isinstance(g, TensorBase) and g._requires_grad]
@@ -444,6 +471,13 @@ def once_differentiable(backward):
         return wrapped[0] if single else wrapped
 
     return wrapper
+
+
+def _carry_tangents(values: tuple) -> bool:
+    """Whether any tensor among ``values`` has a tangent at an active forward-mode level."""
+    levels = [o for o in MODES.observers if isinstance(o, ForwardMode)]
+    return any(isinstance(v, TensorBase) and m.tangent_of(v) is not None
+               for m in levels for v in values)
 
 
 class DelayedErrorNode(_CustomNode):

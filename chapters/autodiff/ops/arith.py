@@ -16,6 +16,7 @@ import numpy as np
 
 from chapters.graph.ops import TensorMeta, register_op
 
+from ..forward_mode import is_constant_zero
 from ..rules import register
 from ..tensor import Tensor
 from .common import data_of, masked
@@ -114,7 +115,7 @@ def pow_jvp(primals, tangents, out):
     """tz = ta b a^(b-1) + tb z ln(a)."""
     (a, b), (ta, tb) = primals, tangents
     t = ta * b * a ** (b - 1)
-    if tb is None or not tb.data.any():  # a constant exponent: skip 0 * log(a < 0) = nan
+    if tb is None or is_constant_zero(tb):  # a constant exponent: skip 0 * log(a < 0) = nan
         return t
     return t + tb * out * a.log()
 
