@@ -93,9 +93,12 @@ def _fingerprint(student: str, code: str, boilerplate) -> CodeFingerprint:
                            language="python", fp=io.StringIO(code))
 
 
-def boilerplate_hashes(lab: LabSpec, language: str = "en") -> np.ndarray:
-    """Every k-gram hash of the released exercise cells: code all students were given."""
-    code = exercise_code(release_notebook(lab, language))
+def boilerplate_hashes(lab: LabSpec) -> np.ndarray:
+    """Every k-gram hash of the released exercise cells: code all students were given.
+
+    The English release serves both editions: the Chinese one's exercise cells differ only
+    in string literals, and the tokenizer reads every string as one token."""
+    code = exercise_code(release_notebook(lab))
     return np.array(sorted(CodeFingerprint("release.py", NOISE_TOKENS, 1, language="python",
                                            fp=io.StringIO(code)).hashes), dtype=np.int64)
 
@@ -134,12 +137,10 @@ def compare_all(submissions: dict[str, Submission]) -> list[Pair]:
 
 
 def similarity_report(lab: LabSpec, paths: list[Path], language: str = "en") -> SimilarityReport:
-    """Fingerprint ``paths`` (submissions of ``lab``) without running them and rank every pair.
-
-    The starter code removed is the release in ``language`` (its exercise cells are the
-    same in both languages: only display literals differ, and strings are one token)."""
+    """Fingerprint ``paths`` (submissions of ``lab``) without running them and rank every
+    pair; ``language`` is the page's."""
     start = time.perf_counter()
-    submissions, skipped = read_submissions(sorted(paths), boilerplate_hashes(lab, language))
+    submissions, skipped = read_submissions(sorted(paths), boilerplate_hashes(lab))
     pairs = compare_all(submissions)
     return SimilarityReport(lab.id, lab.title, submissions, pairs,
                             time.perf_counter() - start, language, skipped)
@@ -167,7 +168,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'"
 def marked(code: str, slices: np.ndarray) -> str:
     """``code`` escaped, with each ``[start, end)`` region of ``slices`` inside ``<mark>``."""
     parts, last = [], 0
-    for start, end in sorted(zip(slices[0].tolist(), slices[1].tolist())):
+    for start, end in sorted(zip(slices[0].tolist(), slices[1].tolist(), strict=True)):
         start, end = max(start, last), min(end, len(code))
         if end <= start:
             continue
@@ -195,7 +196,8 @@ def _ranking(r: SimilarityReport) -> str:
                     f"<td class='num'>{_pct(p.similarity_a)}</td>"
                     f"<td class='num'>{_pct(p.similarity_b)}</td>"
                     f"<td class='num'>{p.tokens}</td></tr>")
-    return f"<table class='ranking'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (f"<table class='ranking'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _pair(r: SimilarityReport, rank: int, p: Pair) -> str:
@@ -224,7 +226,8 @@ def page_html(r: SimilarityReport) -> str:
         f"<h1>{html.escape(title)}</h1>",
         f"<p class='caution'>{s('sim_caution')}</p>",
         f"<p>{s('sim_method', k=NOISE_TOKENS)}</p>",
-        f"<p>{s('sim_meta', lab=r.lab, count=len(r.submissions), pairs=len(r.pairs), seconds=f'{r.seconds:.1f}', when=time.strftime('%Y-%m-%d %H:%M'))}</p>",
+        "<p>" + s("sim_meta", lab=r.lab, count=len(r.submissions), pairs=len(r.pairs),
+                  seconds=f"{r.seconds:.1f}", when=time.strftime("%Y-%m-%d %H:%M")) + "</p>",
         (f"<p>{s('sim_skipped')}</p><ul>{skipped}</ul>" if skipped else ""),
         f"<h2>{s('sim_h_ranking')}</h2>",
         _ranking(r) if r.pairs else f"<p>{s('sim_no_pairs')}</p>",

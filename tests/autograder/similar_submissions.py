@@ -202,7 +202,8 @@ def _solved(release, bodies: dict[str, str]):
     for cell in nb.cells:
         meta = exercise_meta(cell)
         if meta:
-            cell.source = STUB.sub(lambda _: bodies[meta["id"]], cell.source, count=1)
+            body = bodies[meta["id"]]
+            cell.source = STUB.sub(lambda _, body=body: body, cell.source, count=1)
     return nb
 
 
@@ -212,7 +213,7 @@ def _disguise(source: str, rng: random.Random) -> str:
     given = set(STYLES) | {"deps", "text", "xs"} | set(dir(builtins)) | set(keyword.kwlist)
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     names = {t.string for t in tokens if t.type == tokenize.NAME and t.string not in given}
-    attributes = {b.string for a, b in zip(tokens, tokens[1:]) if a.string == "."}
+    attributes = {b.string for a, b in zip(tokens, tokens[1:], strict=False) if a.string == "."}
     renamed = {n: f"{n[:1]}{rng.randrange(100, 999)}_v" for n in sorted(names - attributes)}
     lines = source.splitlines(keepends=True)
     for t in reversed(tokens):   # names only: strings and comments keep their words
