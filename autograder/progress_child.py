@@ -3,8 +3,9 @@
 
 Reads ``{"jobs": [{"id", "lab", "sources"}], "language", "out"}`` as JSON on stdin; for
 each job it runs, in a fresh namespace and in order, the lab's support cells from its
-trusted source notebook (as grading does; none for a chapter's practice) and the sources (a source that raises is
-noted and the next one still runs, as when a learner runs the cells one by one), then
+trusted source notebook (as grading does; none for a chapter's practice) and the sources
+(a source that raises is noted and the next one still runs, as when a learner runs the
+cells one by one), then
 :func:`autograder.check.run_check` with that namespace, and writes one record per job
 (``status``, ``passed``, ``total``, ``detail``) to ``out``. Its printed output goes nowhere: the
 parent discards it.

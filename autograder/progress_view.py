@@ -28,14 +28,12 @@ ENGLISH = {
     "practice": "practice", "lab": "lab",
     "title": "Your progress: public cases of each exercise, as check() runs them",
     "axis": "exercises",
-    "nothing": ("Nothing attempted yet: no notebook of yours defines one of the {total} "
-                "exercises' functions (searched {notebooks} notebooks). Solve a chapter's "
-                "\"Try it\" cell or a released lab's exercise, save the notebook, and run "
-                "this again."),
+    "nothing": ("Nothing attempted yet: none of the course's {total} exercises is worked on "
+                "in your notebooks ({notebooks} searched). Solve a chapter's \"Try it\" cell or "
+                "an exercise of a released lab, save the notebook, and run this again."),
     "summary": ("{passed} of {total} exercises pass their public cases, {failed} do not yet, "
                 "{untouched} are not attempted ({notebooks} notebooks searched). Graded labs "
                 "also run hidden cases."),
-    "bars": "{group}: {passed} passed, {failed} not yet, {untouched} not attempted",
     "col_group": "chapter or lab", "col_exercise": "exercise", "col_status": "status",
     "col_cases": "public cases", "col_where": "revisit", "col_detail": "first problem",
     "not_found": "not found in your notebooks",
@@ -47,12 +45,12 @@ CHINESE = {
     "practice": "章节练习", "lab": "实验",
     "title": "你的进度：按 check() 的方式运行每个练习的公开测试用例",
     "axis": "练习数",
-    "nothing": ("还没有作答：你的 notebook 里还没有定义这 {total} 个练习中任何一个的函数（共查找了 "
-                "{notebooks} 个 notebook）。做完某一章的“动手试试”单元格或发布版实验中的练习，保存 "
-                "notebook，再运行一次这个单元格。"),
-    "summary": ("{total} 个练习中有 {passed} 个通过了公开测试用例，{failed} 个尚未通过，{untouched} "
-                "个未作答（共查找了 {notebooks} 个 notebook）。实验评分时还会运行隐藏测试用例。"),
-    "bars": "{group}：通过 {passed} 个，尚未通过 {failed} 个，未作答 {untouched} 个",
+    "nothing": ("还没有作答：你的 notebook 里，课程的 {total} 个练习一个都还没有动手（共查找了 "
+                "{notebooks} 个 notebook）。做完某一章的“动手试试”单元格或发布版实验中的练习，"
+                "保存 notebook，再运行一次这个单元格。"),
+    "summary": ("{total} 个练习中有 {passed} 个通过了公开测试用例，{failed} 个尚未通过，"
+                "{untouched} 个未作答（共查找了 {notebooks} 个 notebook）。实验评分时还会运行"
+                "隐藏测试用例。"),
     "col_group": "章节或实验", "col_exercise": "练习", "col_status": "状态",
     "col_cases": "公开测试用例", "col_where": "回看", "col_detail": "第一个问题",
     "not_found": "你的 notebook 里没有找到",
@@ -137,7 +135,8 @@ class ProgressReport:
             text, link = self._where(ex, base)
             rows.append({"group": f"{ex.group} ({self.say(ex.kind)})", "exercise": ex.id,
                          "status": self.say(ex.status), "bucket": self.bucket(ex),
-                         "cases": "–" if ex.total is None else f"{ex.passed}/{ex.total}", "where": text, "link": link,
+                         "cases": "–" if ex.total is None else f"{ex.passed}/{ex.total}",
+                         "where": text, "link": link,
                          "detail": ex.detail})
         return rows
 
