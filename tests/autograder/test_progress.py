@@ -140,3 +140,12 @@ def test_cli_prints_the_table(learner, capsys):
 
 def test_both_languages_have_the_same_words():
     assert WORDS["en"].keys() == WORDS["zh"].keys()
+
+
+def test_default_search_leaves_out_instructor_sources_and_samples():
+    found = [p.resolve() for p in progress.notebooks()]
+    assert progress.COURSE_ROOT / "chapters" / "00_start_here.ipynb" in found
+    for folder in ("labs", "tests"):
+        assert not any(p.is_relative_to(progress.COURSE_ROOT / folder) for p in found)
+    assert not any(part.startswith(".") for p in found
+                   for part in p.relative_to(progress.COURSE_ROOT).parts[:-1])
