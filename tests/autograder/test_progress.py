@@ -149,3 +149,9 @@ def test_default_search_leaves_out_instructor_sources_and_samples():
         assert not any(p.is_relative_to(progress.COURSE_ROOT / folder) for p in found)
     assert not any(part.startswith(".") for p in found
                    for part in p.relative_to(progress.COURSE_ROOT).parts[:-1])
+
+
+def test_the_stub_it_looks_for_is_the_release_stub():
+    from autograder.notebook import stub_line
+
+    assert progress.STUB.format(id="fold_constants") == stub_line("fold_constants")
