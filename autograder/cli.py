@@ -7,6 +7,8 @@
     export LAB [--out DIR]                     grades.csv + feedback/<student>.md|.html
     table LAB                                  print the gradebook as a table
     report LAB [--out FILE.html]               class report: one offline HTML page
+    similarity LAB SUBMISSIONS [--out FILE.html] [--lang en|zh]   pairs that share code
+    progress [PATH ...] [--lang en|zh]         a learner's practice and lab exercises
     gradescope LAB [--out FILE.zip] [--hidden-visibility V]   Gradescope autograder zip
     gradescope-run LAB --submission DIR --results FILE   (inside Gradescope)
     course grade|export|report|override COURSE.toml ...  a whole term (autograder.course.cli)
@@ -137,6 +139,30 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_similarity(args) -> int:
+    from .grade import submissions_in
+    from .similarity import similarity_report, write_page
+
+    lab = load_lab(args.lab)
+    out = Path(args.out) if args.out else DEFAULT_REPORTS / lab.id / "similarity.html"
+    paths = submissions_in(Path(args.submissions))
+    if len(paths) < 2:
+        print(f"error: {args.submissions} holds {len(paths)} .ipynb file(s); comparing needs "
+              "at least two submissions", file=sys.stderr)
+        return 1
+    report = similarity_report(lab, paths, args.lang)
+    print(f"compared {len(report.submissions)} submissions in {report.seconds:.1f} s; "
+          f"wrote {write_page(report, out)}")
+    return 0
+
+
+def cmd_progress(args) -> int:
+    from .progress import learner_progress
+
+    print(learner_progress(args.paths or None, lang=args.lang).to_text())
+    return 0
+
+
 def cmd_gradescope(args) -> int:
     from .gradescope import build_zip
 
@@ -207,6 +233,23 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--gradebook")
     rp.add_argument("--out", help="HTML file (default build/reports/<lab>/report.html)")
     rp.set_defaults(run=cmd_report)
+
+    sm = sub.add_parser("similarity", help="rank pairs of submissions that share code "
+                                           "(one offline HTML page; evidence, not a verdict)")
+    sm.add_argument("lab")
+    sm.add_argument("submissions", help="a directory of .ipynb files")
+    sm.add_argument("--out", help="HTML file (default build/reports/<lab>/similarity.html)")
+    sm.add_argument("--lang", choices=tuple(LANGUAGES), default="en",
+                    help="the page's language (default: %(default)s)")
+    sm.set_defaults(run=cmd_similarity)
+
+    pg = sub.add_parser("progress", help="which practice and lab exercises a learner's own "
+                                         "notebooks pass (public cases, run as check() does)")
+    pg.add_argument("paths", nargs="*", help="folders or notebooks to search (default: the "
+                                             "course's folder and the current one)")
+    pg.add_argument("--lang", choices=tuple(LANGUAGES), default=None,
+                    help="the table's language (default: the course's language choice)")
+    pg.set_defaults(run=cmd_progress)
 
     s = sub.add_parser("gradescope", help="build a Gradescope autograder zip")
     s.add_argument("lab")
