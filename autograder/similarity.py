@@ -103,11 +103,11 @@ def boilerplate_hashes(lab: LabSpec) -> np.ndarray:
                                            fp=io.StringIO(code)).hashes), dtype=np.int64)
 
 
-def read_submissions(paths: list[Path], boilerplate) -> tuple[dict, list]:
+def read_submissions(paths: list[Path], boilerplate, names: dict[Path, str]) -> tuple[dict, list]:
     """Each readable submission, fingerprinted; the unreadable or empty ones apart."""
     kept, skipped = {}, []
     for path in paths:
-        student = path.stem
+        student = names.get(path, path.stem)
         nb, notes = read_submission(path)
         if nb is None:
             skipped.append(Submission(student, "", None, "; ".join(notes)))
@@ -136,11 +136,13 @@ def compare_all(submissions: dict[str, Submission]) -> list[Pair]:
     return sorted(pairs, key=lambda p: (-p.score, -p.tokens, p.a, p.b))
 
 
-def similarity_report(lab: LabSpec, paths: list[Path], language: str = "en") -> SimilarityReport:
+def similarity_report(lab: LabSpec, paths: list[Path], language: str = "en", *,
+                      names: dict[Path, str] | None = None) -> SimilarityReport:
     """Fingerprint ``paths`` (submissions of ``lab``) without running them and rank every
-    pair; ``language`` is the page's."""
+    pair; ``language`` is the page's. ``names`` gives the name shown for a path (default:
+    the file name without ``.ipynb``), as a term's per-student attempt folders need."""
     start = time.perf_counter()
-    submissions, skipped = read_submissions(sorted(paths), boilerplate_hashes(lab))
+    submissions, skipped = read_submissions(sorted(paths), boilerplate_hashes(lab), names or {})
     pairs = compare_all(submissions)
     return SimilarityReport(lab.id, lab.title, submissions, pairs,
                             time.perf_counter() - start, language, skipped)

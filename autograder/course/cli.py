@@ -6,6 +6,7 @@
     course export COURSE.toml --format canvas|moodle|csv [--out DIR]
     course report COURSE.toml [--lang en|zh] [--out FILE.html]
     course override COURSE.toml LAB STUDENT EXERCISE POINTS --reason TEXT
+    course similarity COURSE.toml LAB [--lang en|zh] [--out FILE.html]
 """
 
 from __future__ import annotations
@@ -98,9 +99,31 @@ def cmd_override(args) -> int:
     return 0
 
 
+def cmd_similarity(args) -> int:
+    """Compare each student's latest attempt of one lab (the similarity page of
+    ``python -m autograder similarity``, over the term's submission layout)."""
+    from ..similarity import similarity_report, write_page
+    from .config import load_course
+    from .layout import latest_attempts
+
+    course = load_course(args.course)
+    lab = course.lab(args.lab)
+    latest = latest_attempts(course, lab.id)
+    if len(latest) < 2:
+        print(f"error: {lab.id} has attempts from {len(latest)} student(s) under "
+              f"{course.submissions / lab.id}; comparing needs at least two", file=sys.stderr)
+        return 1
+    names = {path: student for student, path in latest.items()}
+    report = similarity_report(lab.spec, list(latest.values()), args.lang, names=names)
+    out = Path(args.out) if args.out else course.gradebook.parent / f"similarity_{lab.id}.html"
+    print(f"compared the latest attempts of {len(report.submissions)} students in "
+          f"{report.seconds:.1f} s; wrote {write_page(report, out)}")
+    return 0
+
+
 def add_parser(sub) -> None:
     """Add ``course`` and its subcommands to the top-level subparsers ``sub``."""
-    c = sub.add_parser("course", help="a whole term: grade, export to an LMS, report, override",
+    c = sub.add_parser("course", help="a whole term: grade, export to an LMS, report, override, similarity",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cs = c.add_subparsers(dest="course_command", required=True)
 
@@ -134,3 +157,11 @@ def add_parser(sub) -> None:
     o.add_argument("points", type=float)
     o.add_argument("--reason", required=True, help="why; shown in the student's feedback")
     o.set_defaults(run=cmd_override)
+
+    s = cs.add_parser("similarity", help="rank pairs of students' latest attempts that share "
+                                         "code (evidence for a person to judge, not a verdict)")
+    s.add_argument("course")
+    s.add_argument("lab")
+    s.add_argument("--lang", choices=LANGUAGES, default="en")
+    s.add_argument("--out", help="HTML file (default: similarity_LAB.html beside the gradebook)")
+    s.set_defaults(run=cmd_similarity)

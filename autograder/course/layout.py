@@ -99,3 +99,13 @@ def find_attempts(course: Course) -> tuple[list[Attempt], list[str]]:
                 when, source = _mtime(path), "mtime"
             attempts.append(Attempt(lab.id, student, rel, path, when, source))
     return attempts, log
+
+
+def latest_attempts(course: Course, lab_id: str) -> dict[str, Path]:
+    """``student -> path`` of each student's last-submitted attempt of ``lab_id``."""
+    attempts, _ = find_attempts(course)
+    latest = {}
+    for attempt in sorted((a for a in attempts if a.lab == lab_id),
+                          key=lambda a: dt.datetime.fromisoformat(a.submitted_at)):
+        latest[attempt.student] = attempt.path
+    return latest

@@ -331,3 +331,28 @@ def test_an_override_outside_the_lab_is_refused_with_the_reason(tmp_path, capsys
     assert main(["course", "override", str(course), *args, "--reason", "x"]) == 1
     assert says in capsys.readouterr().err
     assert not load_course(course).gradebook.exists()
+
+
+def test_course_similarity_compares_each_students_latest_attempt_under_their_name(graded):
+    from autograder.course.layout import latest_attempts
+    from autograder.similarity import similarity_report
+
+    root, course_path = graded
+    course = load_course(course_path)
+    latest = latest_attempts(course, "week1")
+    # s01 and s04 submitted twice: the later file counts, shown under the student's id
+    assert latest["s01"].name == "2.ipynb" and latest["s04"].name == "b.ipynb"
+    assert set(latest) == {s for (lab, s) in term.plan() if lab == "week1"}
+    report = similarity_report(course.lab("week1").spec, list(latest.values()),
+                               names={p: s for s, p in latest.items()})
+    # the Chinese release's full marks carry the same code as the English one
+    variant = {s: term.plan()["week1", s][-1][1].removesuffix("_zh") for s in latest}
+    assert {p.a for p in report.pairs} | {p.b for p in report.pairs} <= set(latest)
+    scores = {}
+    for p in report.pairs:
+        scores.setdefault(frozenset((variant[p.a], variant[p.b])), []).append(p.score)
+    assert min(scores[frozenset(["full"])]) == pytest.approx(1.0)
+    assert max(scores[frozenset(["full", "partial"])]) < min(scores[frozenset(["partial"])])
+    out = root / "similarity_week1.html"
+    assert main(["course", "similarity", str(course_path), "week1", "--out", str(out)]) == 0
+    assert "s01" in out.read_text(encoding="utf-8")
