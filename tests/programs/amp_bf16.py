@@ -28,4 +28,5 @@ for _ in range(4):
     losses.append(loss.item())
 print("RESULT " + json.dumps({"losses": losses, "out_dtype": dtypes[0],
                               "scale": scaler.get_scale(),
-                              "grad_dtype": str(model[0].weight.grad.dtype).removeprefix("torch.")}))
+                              "grad_dtype": str(model[0].weight.grad.dtype).removeprefix(
+                                  "torch.")}))
