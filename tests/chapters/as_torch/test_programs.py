@@ -20,13 +20,25 @@ TOLERANCES = {"gpt_tiny": (2e-4, 1e-5), "cnn_digits": (2e-4, 1e-5),
               "amp_bf16": (2e-2, 1e-3)}
 
 
-def run(*command: str) -> dict:
+def run_both(path: str) -> tuple[dict, dict]:
+    """What ``python path`` (torch) and ``python -m chapters.as_torch path``
+    (the engines) print after ``RESULT``, the two processes side by side."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, *command], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=ROOT)
-    assert done.returncode == 0, f"{command} failed:\n{done.stderr[-3000:]}"
-    line = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    return json.loads(line.removeprefix("RESULT "))
+    commands = ([path], ["-m", "chapters.as_torch", path])
+    procs = [subprocess.Popen([sys.executable, *c], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+             for c in commands]
+    results = []
+    for command, proc in zip(commands, procs, strict=True):
+        try:
+            out, err = proc.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        assert proc.returncode == 0, f"{command} failed:\n{err[-3000:]}"
+        line = [ln for ln in out.splitlines() if ln.startswith("RESULT ")][-1]
+        results.append(json.loads(line.removeprefix("RESULT ")))
+    return results[0], results[1]
 
 
 def assert_same(engine, torch_result, rtol, atol, where="result"):
@@ -45,8 +57,7 @@ def assert_same(engine, torch_result, rtol, atol, where="result"):
 @pytest.mark.parametrize("program", sorted(TOLERANCES))
 def test_program_runs_unedited_on_the_engines_as_on_torch(program):
     path = str(PROGRAMS / f"{program}.py")
-    expected = run(path)
-    got = run("-m", "chapters.as_torch", path)
+    expected, got = run_both(path)
     assert_same(got, expected, *TOLERANCES[program])
     assert len(expected["losses"]) >= 4 and expected["losses"][-1] < expected["losses"][0]
 
