@@ -34,7 +34,7 @@ from . import amp, backends
 from . import cuda as _cuda  # torch.cuda: chapter 2's answers plus the deprecated cuda.amp
 from . import nn as _nn  # torch.nn: chapter 2's modules plus nn.parallel
 from .serialization import load, save
-from .unsupported import REFUSED, refuse
+from .unsupported import refuse
 
 # isort: split
 # tensors, ops, dtypes (torch.long, torch.float ...), grad modes, manual_seed
@@ -53,9 +53,6 @@ for _name, _module in {"autograd": autograd, "linalg": linalg, "optim": optim,
 
 _DETERMINISTIC = [False]
 _THREADS = [1]
-REFUSED.update(dict.fromkeys(
-    ["get_rng_state", "set_rng_state", "initial_seed", "seed"],
-    "the engines draw from one numpy generator; restart it with torch.manual_seed(seed)"))
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:

@@ -47,6 +47,9 @@ REFUSED: dict[str, str] = {
     "mps": "the engines compute with numpy on the CPU; use device='cpu'",
     "xpu": "the engines compute with numpy on the CPU; use device='cpu'",
     "nested": "the engines have no nested tensors; pad to one shape and mask",
+    **dict.fromkeys(["get_rng_state", "set_rng_state", "initial_seed", "seed"],
+                    "the engines draw from one numpy generator; restart it with "
+                    "torch.manual_seed(seed)"),
     "vmap": "the engines have no vmap; loop over the batch, or batch the op itself",
 }
 
