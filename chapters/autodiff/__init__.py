@@ -15,7 +15,22 @@ from . import ops as _ops  # noqa: F401  (registers every op's kernel, rules and
 from .anomaly import detect_anomaly
 from .condition import where
 from .device import device
-from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
+from .dtypes import (
+    bfloat16,
+    bool_,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    short,
+    uint8,
+)
 from .engine import backward, grad
 from .factories import (
     arange,
@@ -304,3 +319,10 @@ from .ops.stats import aminmax, kthvalue, median, mode, std_mean, var_mean  # no
 
 __all__ += ["aminmax", "kthvalue", "median", "mode", "std_mean", "var_mean"]  # ops.stats
 __all__ += ["logcumsumexp", "nanquantile", "quantile"]  # ops.logcumsumexp, ops.quantile
+
+# isort: split
+# torch's dtype names that are Python builtins (torch.float, torch.int, torch.bool),
+# bound last so no code above sees them; as in torch's __all__, a star import takes them too
+from .dtypes import bool, float, int  # noqa: E402, A004
+
+__all__ += ["double", "half", "long", "short", "bool", "float", "int"]  # dtype aliases

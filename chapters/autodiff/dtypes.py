@@ -29,6 +29,11 @@ int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 uint8 = np.dtype(np.uint8)
 bool_ = np.dtype(np.bool_)
+# torch's second names for the same dtypes (torch.half is torch.float16, ...)
+half, double, short, long = float16, float64, int16, int64
+#: torch's names that are also Python builtins: served by the module's
+#: ``__getattr__`` so this module's own ``float(...)`` and ``int(...)`` stay builtins
+BUILTIN_NAMED = {"float": float32, "int": int32, "bool": bool_}
 
 #: dtypes whose kernels run in float32 and round back, as PyTorch's CPU kernels do
 LOW_PRECISION = (float16, bfloat16)
@@ -43,6 +48,12 @@ _ALIASES = {"float16": float16, "half": float16, "bfloat16": bfloat16, "float32"
 TYPE_NAMES = {float16: "HalfTensor", bfloat16: "BFloat16Tensor", float32: "FloatTensor",
               float64: "DoubleTensor", int8: "CharTensor", int16: "ShortTensor",
               int32: "IntTensor", int64: "LongTensor", uint8: "ByteTensor", bool_: "BoolTensor"}
+
+
+def __getattr__(name: str):
+    if name in BUILTIN_NAMED:
+        return BUILTIN_NAMED[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def as_dtype(dtype) -> np.dtype:
