@@ -124,7 +124,7 @@ def _numbers(line: str) -> dict[str, float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("runner", [(), ("-m", "tests.chapters.distributed.torch_shim")],
+@pytest.mark.parametrize("runner", [(), ("-m", "chapters.as_torch")],
                          ids=["pytorch", "engines"])
 def test_torch_ddp_script_under_torchrun(runner):
     for line in _torchrun(*runner):
