@@ -26,13 +26,14 @@ import time
 
 import numpy as np
 
-from chapters.distributed import ReduceOp, all_reduce, barrier, launch
+from chapters.distributed import ReduceOp, all_reduce, barrier
 from chapters.distributed.cost_model import (
     fit_alpha_beta,
     measure_collective,
     measure_p2p,
     predict,
 )
+from chapters.distributed.launcher import launch
 
 
 def ring_vs_gloo(group, sizes, repeats):

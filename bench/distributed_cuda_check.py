@@ -67,7 +67,7 @@ def main() -> int:
         print(f"1 GPU ({names}): NCCL needs one GPU per rank, so a multi-rank NCCL world "
               "cannot be formed here. Run on a machine with 2+ GPUs (exit 0).")
         return 0
-    from chapters.distributed import launch
+    from chapters.distributed.launcher import launch
 
     print(f"{gpus} GPUs ({names}); our ring over NCCL p2p vs dist.all_reduce, best of 5")
     rows = launch(ring_vs_nccl, gpus, SIZES, 5, backend="nccl", timeout=600)[0]

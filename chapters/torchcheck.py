@@ -11,10 +11,14 @@ from __future__ import annotations
 import contextlib
 import weakref
 
+import ml_dtypes
 import numpy as np
 import torch
 import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from chapters.amp.autocast import Cast
+from chapters.autodiff.interop import to_numpy as engine_to_numpy
 
 _TORCH_TO_NUMPY_LOW = {torch.bfloat16: "bfloat16", torch.float8_e4m3fn: "float8_e4m3fn",
                        torch.float8_e5m2: "float8_e5m2"}
@@ -38,22 +42,14 @@ def check_device(device: str) -> torch.device:
 
 
 def to_numpy(value) -> np.ndarray:
-    """An ndarray from a torch tensor, an engine tensor (anything with
-    ``.numpy()``), an array or a Python number. Low-precision torch dtypes
-    come back as the matching ``ml_dtypes`` type, bit for bit."""
-    if isinstance(value, torch.Tensor):
+    """An ndarray from a torch tensor, an engine tensor, an array or a Python number
+    (:func:`chapters.autodiff.interop.to_numpy`). Low-precision torch dtypes come back
+    as the matching ``ml_dtypes`` type, bit for bit (NaN payloads included)."""
+    if isinstance(value, torch.Tensor) and value.dtype in _TORCH_TO_NUMPY_LOW:
         value = value.detach().cpu()
-        if value.dtype in _TORCH_TO_NUMPY_LOW:
-            import ml_dtypes
-
-            bits = value.view(torch.uint8 if value.element_size() == 1 else torch.int16)
-            return bits.numpy().view(getattr(ml_dtypes, _TORCH_TO_NUMPY_LOW[value.dtype]))
-        return value.resolve_conj().resolve_neg().numpy()
-    if hasattr(value, "numpy") and not isinstance(value, np.ndarray | np.generic):
-        if hasattr(value, "detach"):  # like torch, an engine tensor requiring grad refuses numpy()
-            value = value.detach()
-        return np.asarray(value.numpy())
-    return np.asarray(value)
+        bits = value.view(torch.uint8 if value.element_size() == 1 else torch.int16)
+        return bits.numpy().view(getattr(ml_dtypes, _TORCH_TO_NUMPY_LOW[value.dtype]))
+    return engine_to_numpy(value)
 
 
 def to_torch(value, device: str = "cpu", requires_grad: bool = False) -> torch.Tensor:
@@ -113,8 +109,6 @@ class _CastRecorder(TorchDispatchMode):
         source = args[0] if args else None
         if (func is torch.ops.aten._to_copy.default and isinstance(source, torch.Tensor)
                 and source.dtype != out.dtype):
-            from chapters.amp.autocast import Cast  # chapters.amp imports this module
-
             self.casts.append(Cast("aten::_to_copy", str(source.dtype).removeprefix("torch."),
                                    str(out.dtype).removeprefix("torch."), source.numel()))
         return out

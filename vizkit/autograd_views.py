@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from chapters.torchcheck import to_numpy
+from chapters.autodiff.interop import to_numpy
 
 from .graphviz_views import FONT, GraphDrawing
 from .strings import check_table, words

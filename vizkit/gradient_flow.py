@@ -14,7 +14,7 @@ Three layers of code, each testable on its own:
 
 2. :class:`GradientFlowRecorder` — collects those numbers around each
    ``optimizer.step()`` for any model with ``named_parameters()`` (the course's
-   engine or torch: values are read through :func:`chapters.torchcheck.to_numpy`).
+   engine or torch: values are read through :func:`chapters.autodiff.interop.to_numpy`).
 
 3. :func:`gradient_flow_figure` — plotly, log scale, one line per layer, hover
    with layer name and shape; and :func:`vanishing_gradients_demo`, a widget.
@@ -27,7 +27,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from chapters.torchcheck import to_numpy
+from chapters.autodiff.interop import to_numpy
 from vizkit.strings import check_table, words
 
 METRICS = ("grad_norm", "grad_mean_abs", "grad_max_abs", "update_ratio")

@@ -123,7 +123,8 @@ def cmd_similarity(args) -> int:
 
 def add_parser(sub) -> None:
     """Add ``course`` and its subcommands to the top-level subparsers ``sub``."""
-    c = sub.add_parser("course", help="a whole term: grade, export to an LMS, report, override, similarity",
+    c = sub.add_parser("course",
+                       help="a whole term: grade, export to an LMS, report, override, similarity",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cs = c.add_subparsers(dest="course_command", required=True)
 

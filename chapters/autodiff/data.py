@@ -23,9 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from chapters.torchcheck import to_numpy
-
 from .factories import tensor
+from .interop import to_numpy
 from .random import default_generator
 from .tensor import Tensor
 

@@ -32,7 +32,7 @@ from chapters.graph.ops import check_dim, normalize_dims
 from . import dtypes, engine
 from .core import TensorBase, operands, run
 from .dispatch import FLOAT32, LOWER_PRECISION, public
-from .indexing import torch_index
+from .indexing import torch_index, torch_parts
 from .modes import MODES
 
 _LOW = frozenset(dtypes.LOW_PRECISION)
@@ -46,15 +46,11 @@ def _binary(op: str, a, b, reverse: bool = False) -> Tensor:
     return apply(op, (b, a) if reverse else (a, b))
 
 
-def _index_arrays(index):
-    """A torch-style index with tensors replaced by their arrays."""
-    if isinstance(index, tuple):
-        return tuple(_index_arrays(i) for i in index)
-    if isinstance(index, Tensor):
-        return index.data
-    if isinstance(index, list):
-        return np.asarray(index)
-    return index
+def _arrays(value):
+    """``value`` with each engine tensor in it, also inside lists and tuples, as its array."""
+    if isinstance(value, Tensor):
+        return value.data
+    return type(value)(map(_arrays, value)) if isinstance(value, list | tuple) else value
 
 
 def _dims(dims) -> tuple:
@@ -519,12 +515,13 @@ class Tensor(TensorBase):
 
     @public("getitem")
     def __getitem__(self, index):
-        return apply("getitem", (self,), {"index": _index_arrays(index)})
+        # torch's meaning of the index (.indexing.torch_parts); warnings point at x[index]
+        return apply("getitem", (self,), {"index": torch_parts(_arrays(index), stacklevel=3)})
 
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__", value)
         value = value.data if isinstance(value, Tensor) else value
-        first, then = torch_index(_index_arrays(index))
+        first, then = torch_index(torch_parts(_arrays(index), stacklevel=3))
         if then is None:
             self.data[first] = value
         else:  # torch's two steps; the first is basic indexing, a view to write through
@@ -656,14 +653,14 @@ class Tensor(TensorBase):
 
     def addcmul_(self, a, b, value=1) -> Tensor:
         dtypes.check_implemented("addcmul_", self.data.dtype, bool_ok=False)
-        return self.add_(_index_arrays(a) * _index_arrays(b) * value)
+        return self.add_(_arrays(a) * _arrays(b) * value)
 
     def addcdiv_(self, a, b, value=1) -> Tensor:
-        return self.add_(_index_arrays(a) / _index_arrays(b) * value)
+        return self.add_(_arrays(a) / _arrays(b) * value)
 
     def lerp_(self, end, weight) -> Tensor:
         dtypes.check_implemented("lerp_", self.data.dtype, bool_ok=False, integer_ok=False)
-        return self.add_((_index_arrays(end) - self.data) * weight)
+        return self.add_((_arrays(end) - self.data) * weight)
 
     def clamp_(self, min=None, max=None) -> Tensor:
         """``clamp``, written back into this tensor (its dtype must hold the result)."""

@@ -1,4 +1,4 @@
-"""Both loops on the same real processes, in one :func:`chapters.distributed.launch`.
+"""Both loops on the same real processes, in one :func:`chapters.distributed.launcher.launch`.
 
 Each rank trains the engine model and then the PyTorch model, for every
 configuration asked for, on identical batches from identical weights; starting
@@ -61,7 +61,7 @@ def run_many(configs: dict[str, LoopConfig], world_size: int = 2,
     trained in one launch of ``world_size`` processes. With ``p2p_sizes`` (bytes)
     the ranks also time point-to-point messages (for the alpha-beta model):
     ``result["_p2p_seconds"]``."""
-    from chapters.distributed import launch
+    from chapters.distributed.launcher import launch
 
     jobs = {label: (config, tuple(frameworks)) for label, config in configs.items()}
     data = {config.seed: digits(config.seed) for config in configs.values()}

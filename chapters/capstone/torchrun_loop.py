@@ -42,7 +42,7 @@ def mean_over_ranks(values, world_size: int) -> np.ndarray:
 def main(argv=None) -> None:
     import torch.distributed as dist
 
-    from chapters.distributed import init_from_env
+    from chapters.distributed.torch_transport import init_from_env
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=LoopConfig.steps)

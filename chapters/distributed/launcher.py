@@ -2,7 +2,7 @@
 
 ``launch(fn, world_size, *args)`` starts ``world_size`` fresh processes, joins
 them into one ``torch.distributed`` world over TCP on 127.0.0.1 (a free port),
-calls ``fn(group, *args)`` in each with a :class:`~.transport.TorchGroup`, and
+calls ``fn(group, *args)`` in each with a :class:`~.torch_transport.TorchGroup`, and
 returns the list of their return values (index = rank).
 
 It always finishes: if a rank raises, dies (killed, segfault, ``os._exit``),
@@ -21,7 +21,9 @@ any ``multiprocessing`` start method but ``fork``, a script that calls
 the script's main module first; notebooks need nothing).
 
 Across machines, start the same function under ``torchrun`` instead and get the
-group from :func:`~.transport.init_from_env`.
+group from :func:`~.torch_transport.init_from_env`. Both need torch, so this
+module imports it (through :mod:`.torch_transport`); ``chapters.distributed``
+itself does not.
 """
 
 from __future__ import annotations
@@ -33,14 +35,14 @@ import socket
 import sys
 import time
 import traceback
-from datetime import timedelta
 
-from .transport import DistributedError, TorchGroup
+from .torch_transport import join_local_world, leave_world
+from .transport import DistributedError
 
 _FORKSERVER = None
 #: imported once by the fork server, so that no rank pays for them again
 PRELOAD = ["numpy", "ml_dtypes", "torch", "torch.distributed", "torch.nn.parallel",
-           "chapters.autodiff", "chapters.distributed"]
+           "chapters.autodiff", "chapters.distributed", "chapters.distributed.launcher"]
 
 
 def _context(start_method: str):
@@ -69,20 +71,10 @@ def _rank_main(fn, rank, world_size, port, backend, timeout, threads, args, kwar
         if original is not None:
             setattr(sys, name, original)
     try:
-        import torch
-        import torch.distributed as dist
-
-        torch.set_num_threads(threads)
-        device = "cpu"
-        if backend == "nccl":
-            torch.cuda.set_device(rank % torch.cuda.device_count())
-            device = f"cuda:{torch.cuda.current_device()}"
-        dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                                world_size=world_size, timeout=timedelta(seconds=timeout))
-        value = fn(TorchGroup(device), *args, **kwargs)
+        group = join_local_world(rank, world_size, port, backend, timeout, threads)
+        value = fn(group, *args, **kwargs)
         results.put((rank, "ok", value))
-        dist.barrier()  # nobody tears the world down while a peer still talks
-        dist.destroy_process_group()
+        leave_world()
     except BaseException:
         results.put((rank, "error", traceback.format_exc()))
         results.close()

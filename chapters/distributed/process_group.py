@@ -4,7 +4,7 @@
 torch's rendezvous: ``env://`` reads ``MASTER_ADDR``, ``MASTER_PORT``,
 ``RANK`` and ``WORLD_SIZE``; ``tcp://`` and stores work too), and then
 wraps the world in a :class:`ProcessGroup`: chapter 3's
-:class:`~.transport.TorchGroup` (point-to-point only) plus **one
+:class:`~.torch_transport.TorchGroup` (point-to-point only) plus **one
 communication thread** that runs every collective of the group, in the order
 they were called. That thread is what makes ``async_op=True`` real (the
 caller goes on while its all-reduce runs) and keeps every message of one
@@ -24,7 +24,11 @@ import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-from .transport import Group, SubGroup, TorchGroup, torch_modules
+import torch
+import torch.distributed as dist
+
+from .torch_transport import TorchGroup
+from .transport import Group, SubGroup
 
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                     "init_process_group.")
@@ -129,7 +133,6 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     TCP; with ``"nccl"`` each message is staged through GPU ``LOCAL_RANK``."""
     if is_initialized():
         raise ValueError("trying to initialize the default process group twice!")
-    torch, dist = torch_modules()
     extra = {} if device_id is None else {"device_id": device_id}
     dist.init_process_group(backend, init_method=init_method, timeout=timeout,
                             world_size=world_size, rank=rank, store=store,
@@ -237,7 +240,6 @@ def destroy_process_group(group=None) -> None:
     world.executor.shutdown(wait=True)
     _SUBGROUPS.clear()
     GroupMember.WORLD = None
-    _, dist = torch_modules()
     if dist.is_initialized():
         dist.destroy_process_group()
 

@@ -14,9 +14,7 @@ Semantics follow torch: collectives work in place and return ``None``, or a
 global ranks (``group_src``/``group_dst`` ranks within the group); misuse
 raises torch's error types and wording. What the engine does not do raises
 ``NotImplementedError`` naming what to use instead — never a different
-result. A runner that stands in for ``torch`` in ``sys.modules`` must call
-:func:`.transport.torch_modules` first: the transport keeps the real
-``torch.distributed`` it imported then (torch is not imported before).
+result.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Two machines (run on each; ``--node_rank`` 0 on the machine at ``HOST``)::
 
 torchrun starts the processes and tells each one who it is through environment
 variables (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``,
-``MASTER_PORT``); :func:`~.transport.init_from_env` reads them (``env://``)
+``MASTER_PORT``); :func:`~.torch_transport.init_from_env` reads them (``env://``)
 and picks NCCL when there is a GPU, gloo otherwise. Everything after that —
 our collectives, our DDP — is unchanged.
 """
@@ -37,7 +37,7 @@ def main() -> None:
 
     from .collectives import all_reduce
     from .ddp import DistributedDataParallel
-    from .transport import init_from_env
+    from .torch_transport import init_from_env
 
     group = init_from_env()
     r, p = group.rank, group.world_size

@@ -16,9 +16,12 @@ one pair of ranks arrive in the order they were sent.
 
 Two back ends implement it:
 
-* :class:`TorchGroup` — ``torch.distributed`` point-to-point (gloo on CPU,
-  NCCL on GPU) between real processes, started by :func:`chapters.distributed.launch`
-  on this machine or by ``torchrun`` across machines (:func:`init_from_env`).
+* :class:`~.torch_transport.TorchGroup` — ``torch.distributed`` point-to-point
+  (gloo on CPU, NCCL on GPU) between real processes, started by
+  :func:`chapters.distributed.launcher.launch` on this machine or by ``torchrun``
+  across machines (:func:`~.torch_transport.init_from_env`). It lives in its own
+  module, the only one here that imports torch, so that this interface, the
+  algorithms and the simulated world run on numpy alone.
 * :class:`SimGroup` — a simulated world inside one process (one thread per
   rank, one queue per ordered pair of ranks) that records every message in a
   log, so the notebook can draw what each algorithm sends, when, and where.
@@ -27,7 +30,6 @@ Two back ends implement it:
 
 from __future__ import annotations
 
-import functools
 import time
 from abc import ABC, abstractmethod
 
@@ -111,72 +113,6 @@ class Group(ABC):
                 f"{self.world_size} ranks (peers are 0..{self.world_size - 1}, not itself)")
 
 
-class _TorchWork(Work):
-    def __init__(self, work, on_done=None):
-        self._work, self._on_done = work, on_done
-
-    def wait(self) -> None:
-        self._work.wait()
-        if self._on_done is not None:
-            self._on_done()
-            self._on_done = None
-
-
-@functools.cache
-def torch_modules():
-    """``(torch, torch.distributed)``, imported on first use and kept.
-
-    Kept, not looked up again, so that a stand-in registered later under the
-    name ``torch`` (the ``chapters.as_torch`` runner) never replaces the real
-    transport underneath it."""
-    import torch
-    import torch.distributed as dist
-
-    return torch, dist
-
-
-class TorchGroup(Group):
-    """:class:`Group` over ``torch.distributed`` point-to-point (the default group).
-
-    On CPU (gloo) the bytes of the numpy array are sent in place, with no copy:
-    ``torch.from_numpy`` shares the array's memory. With NCCL (``device="cuda"``)
-    each message is staged through a GPU buffer, because NCCL only moves GPU memory.
-    """
-
-    def __init__(self, device: str = "cpu"):
-        torch, dist = torch_modules()
-        if not dist.is_initialized():
-            raise DistributedError(
-                "TorchGroup: torch.distributed is not initialised; start the ranks with "
-                "chapters.distributed.launch(fn, world_size) or under torchrun with "
-                "init_from_env()")
-        self._torch, self._dist = torch, dist
-        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
-        self.device = torch.device(device)
-        self.bytes_sent = 0
-        self.threads_may_communicate = True
-
-    def _wire(self, array: np.ndarray):
-        t = self._torch.from_numpy(as_bytes(array))
-        return t.to(self.device) if self.device.type != "cpu" else t
-
-    def isend(self, array: np.ndarray, dst: int) -> Work:
-        self._check_peer(dst, "isend")
-        self.bytes_sent += array.nbytes
-        return _TorchWork(self._dist.isend(self._wire(array), dst))
-
-    def irecv(self, buffer: np.ndarray, src: int) -> Work:
-        self._check_peer(src, "irecv")
-        if self.device.type == "cpu":
-            return _TorchWork(self._dist.irecv(self._wire(buffer), src))
-        staging = self._torch.empty(buffer.nbytes, dtype=self._torch.uint8, device=self.device)
-
-        def copy_back():
-            as_bytes(buffer)[:] = staging.cpu().numpy()
-
-        return _TorchWork(self._dist.irecv(staging, src), copy_back)
-
-
 class timed:
     """``with timed(group) as t: work()`` — measure ``work``'s wall time, tell
     the group (``group.compute``), and leave ``t.start``/``t.end`` on the
@@ -198,27 +134,6 @@ class timed:
         self.group.compute(elapsed if self.modelled is None else self.modelled)
         self.end = self.group.now()
         return False
-
-
-def init_from_env(backend: str | None = None) -> TorchGroup:
-    """Join the world described by torchrun's environment variables
-    (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``; ``env://``).
-
-    ``backend`` defaults to NCCL where a GPU is visible, else gloo. Each rank
-    uses GPU ``LOCAL_RANK`` with NCCL."""
-    import os
-
-    torch, dist = torch_modules()
-    if backend is None:
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-    device = "cpu"
-    if backend == "nccl":
-        local = int(os.environ.get("LOCAL_RANK", "0"))
-        torch.cuda.set_device(local)
-        device = f"cuda:{local}"
-    if not dist.is_initialized():
-        dist.init_process_group(backend, init_method="env://")
-    return TorchGroup(device)
 
 
 class SubGroup(Group):

@@ -31,13 +31,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from chapters.torchcheck import to_numpy
-
 from ..autograd.function import Function
 from ..core import TensorBase
 from ..device import check_cpu
 from ..dtypes import bfloat16
 from ..grad_mode import no_grad
+from ..interop import to_numpy
 from ..modes import MODES
 from ..node import RemovableHandle
 from ..tensor import Tensor
@@ -319,7 +318,7 @@ class Module:
 
         ``state_dict`` may come from this engine or from **PyTorch**
         (``torch_model.state_dict()``): values are read through
-        :func:`chapters.torchcheck.to_numpy` and cast to the receiving tensor's
+        :func:`chapters.autodiff.interop.to_numpy` and cast to the receiving tensor's
         dtype, so an engine model and a torch model can start from identical
         weights. Returns ``(missing_keys, unexpected_keys)`` like torch;
         ``strict=True`` raises on either.

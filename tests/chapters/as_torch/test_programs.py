@@ -18,6 +18,8 @@ PROGRAMS = ROOT / "tests" / "programs"
 TOLERANCES = {"gpt_tiny": (2e-4, 1e-5), "cnn_digits": (2e-4, 1e-5),
               "mlp_custom_function": (1e-4, 1e-5), "save_load": (1e-4, 1e-5),
               "amp_bf16": (2e-2, 1e-3)}
+#: programs that need torchrun's ranks, each run both ways by its own test
+UNDER_TORCHRUN = {"ddp_no_sync": "tests/chapters/distributed/test_torch_api.py"}
 
 
 def run_both(path: str) -> tuple[dict, dict]:
@@ -62,5 +64,7 @@ def test_program_runs_unedited_on_the_engines_as_on_torch(program):
     assert len(expected["losses"]) >= 4 and expected["losses"][-1] < expected["losses"][0]
 
 
-def test_every_program_has_a_tolerance():
-    assert {p.stem for p in PROGRAMS.glob("*.py")} == set(TOLERANCES)
+def test_every_program_has_a_tolerance_or_a_torchrun_test():
+    assert {p.stem for p in PROGRAMS.glob("*.py")} == set(TOLERANCES) | set(UNDER_TORCHRUN)
+    for test in UNDER_TORCHRUN.values():
+        assert (ROOT / test).is_file()

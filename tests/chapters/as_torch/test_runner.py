@@ -17,16 +17,14 @@ from torch.utils.data import DataLoader
 from torch import optim
 import helper
 import chapters.as_torch as engines
-import chapters.distributed.transport as transport
+import chapters.distributed.torch_transport as transport
 assert torch is engines and nn is engines.nn and F is engines.nn.functional
 assert DataLoader is engines.utils.data.DataLoader and optim is engines.optim
 assert helper.torch is engines, "the script's own modules see the engines too"
 real = sys.modules["torch"]
 assert real is not engines and hasattr(real, "_C")
-# the transport imports torch.distributed inside TorchGroup(): that import stays real
-inside_transport = dict(vars(transport))
-exec("import torch.distributed as dist", inside_transport)
-assert inside_transport["dist"] is real.distributed, "the engines' transport keeps real torch"
+# the real-process transport was imported while the engines stood in: it still holds real torch
+assert transport.dist is real.distributed, "the engines' transport keeps real torch"
 print("ARGV", sys.argv[1:])
 """
 

@@ -693,7 +693,9 @@ def _nn_entries() -> list[OpEntry]:
                            one("empty-batch", x(rng, 0, 2, 3, 3), x(rng, 2, 3, 2, 2), x(rng, 3)),
                            one("stride", x(rng, 1, 2, 3, 3), x(rng, 2, 1, 3, 3), stride=2,
                                padding=1, output_padding=1)],
-              tol={"float16": Tol(5e-3, 5e-3)}, xfail=_INT64_ONLY),  # f16: sums, rounded once
+              # f16: sums, rounded once. bf16: torch's CPU kernel (oneDNN) picks its own
+              # blocking by machine and rounds partial sums; seen 2-5 bf16 ulps from the engine
+              tol={"float16": Tol(5e-3, 5e-3), "bfloat16": Tol(4e-2, 4e-2)}, xfail=_INT64_ONLY),
         entry("max_pool2d", {"F.max_pool2d": functional("max_pool2d")}, lambda rng: [
             one("k2", x(rng, 1, 2, 4, 4), kernel_size=2),
             one("empty-batch", x(rng, 0, 2, 4, 4), kernel_size=2),

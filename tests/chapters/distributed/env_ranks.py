@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from chapters.distributed import free_port
+from chapters.distributed.launcher import free_port
 from tests.notebooks.harness import ROOT
 
 

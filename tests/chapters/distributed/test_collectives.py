@@ -15,12 +15,12 @@ from chapters.distributed import (
     all_gather,
     all_reduce,
     broadcast,
-    launch,
     reduce_scatter,
     run_simulated,
 )
 from chapters.distributed import reduce as cm_reduce
 from chapters.distributed.cost_model import fit_alpha_beta, measure_p2p, predict
+from chapters.distributed.launcher import launch
 
 from . import collective_programs as programs
 

@@ -10,8 +10,9 @@ import torch
 
 import chapters.autodiff.functional as F
 from chapters.autodiff import Tensor, nn
-from chapters.distributed import launch, run_simulated
+from chapters.distributed import run_simulated
 from chapters.distributed.ddp import FIRST_BUCKET_BYTES, DistributedDataParallel, build_buckets
+from chapters.distributed.launcher import launch
 from chapters.distributed.pipeline import (
     bubble_fraction,
     gpipe_schedule,

@@ -111,7 +111,8 @@ def _torchrun(*target: str) -> list[str]:
          *target, "tests/programs/ddp_no_sync.py"],
         cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    lines = re.findall(r"rank \d/2: .*", done.stdout)
+    # the two ranks share one pipe, so one's line may run into the other's: match up to the end
+    lines = re.findall(r"rank \d/2: .*?loss \S+ -> -?\d+\.\d{4}", done.stdout)
     assert len(lines) == 2, done.stdout
     return lines
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from chapters.distributed import free_port
+from chapters.distributed.launcher import free_port
 
 
 @pytest.mark.slow
