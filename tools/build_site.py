@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import os
 import re
 import shutil
 import sys
@@ -148,8 +149,10 @@ def chinese_edition(english: Path) -> Path:
 
 def execute(path: Path, edition: Edition = ENGLISH, timeout: int = 600):
     nb = nbformat.read(path, as_version=4)
+    # the kernel is told the edition's language, as a Jupyter server tells it the notebook's path
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+                   resources={"metadata": {"path": str(path.parent)}}).execute(
+        env={**os.environ, "COURSE_LANG": edition.language[:2]})
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         for out in cell.get("outputs", []):
