@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ..dispatch import FLOAT32, LOWER_PRECISION, public
 from ..functions import where
 from ..tensor import Tensor, apply
@@ -47,14 +49,32 @@ def silu(input: Tensor) -> Tensor:
     return input * apply("sigmoid", (input,))
 
 
+def implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """torch's deprecated choice when softmax, softmin or log_softmax gets no ``dim``:
+    dim 0 for 0-, 1- and 3-D inputs, else dim 1, with torch's warning ``stacklevel`` up."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+# Each of the three takes torch's positional ``_stacklevel`` (frames up to the caller, for
+# the warning); the engine's counts one more frame, the public-op wrapper.
+
 @public("softmax")
-def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """e^x_i / sum_j e^x_j along ``dim``."""
+    if dim is None:
+        dim = implicit_softmax_dim("softmax", input.ndim, _stacklevel + 1)
     x = input if dtype is None else input.to(dtype)
     return x.softmax(dim)
 
 
 @public("log_softmax")
-def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    """x - logsumexp(x) along ``dim``."""
+    if dim is None:
+        dim = implicit_softmax_dim("log_softmax", input.ndim, _stacklevel + 1)
     x = input if dtype is None else input.to(dtype)
     return x.log_softmax(dim)
 
@@ -140,9 +160,11 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 @public("softmin", autocast={"cuda": FLOAT32})
-def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """softmin(x) = softmax(-x): weights that favour the smallest entries.
     A composition (negation, softmax), so its gradient is theirs."""
+    if dim is None:
+        dim = implicit_softmax_dim("softmin", input.ndim, _stacklevel + 1)
     x = input if dtype is None else input.to(dtype)
     return (-x).softmax(dim)
 

@@ -41,10 +41,9 @@ class LeakyReLU(Module):
         return _with_inplace(f"negative_slope={self.negative_slope}", self.inplace)
 
 
-def _implicit_softmax_dim(ndim: int) -> int:
-    """torch's legacy choice when a Softmax module is built without ``dim``
-    (it warns): dim 0 for 0-, 1- and 3-D inputs, else dim 1. Pass ``dim``."""
-    return 0 if ndim in (0, 1, 3) else 1
+#: the ``_stacklevel`` a softmax-like module passes, torch's own: the implicit-dim warning
+#: then names the line that called the module (forward, then Module.__call__, are between)
+MODULE_STACKLEVEL = 5
 
 
 class Softmax(Module):
@@ -55,7 +54,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, x: Tensor) -> Tensor:
-        return softmax(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
+        return softmax(x, self.dim, _stacklevel=MODULE_STACKLEVEL)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -65,7 +64,7 @@ class LogSoftmax(Softmax):
     """log softmax along ``dim``, computed as x - logsumexp(x) (no overflow)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return log_softmax(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
+        return log_softmax(x, self.dim, _stacklevel=MODULE_STACKLEVEL)
 
 
 class SiLU(Module):

@@ -13,7 +13,7 @@ from ..functional.activations import glu, prelu, softmin, softsign, tanhshrink, 
 from ..functional.layers import dropout1d, dropout2d
 from ..functional.resampling import pixel_shuffle, pixel_unshuffle
 from ..tensor import Tensor
-from .activation import _implicit_softmax_dim, _with_inplace
+from .activation import MODULE_STACKLEVEL, _with_inplace
 from .module import Module, Parameter
 
 
@@ -25,7 +25,7 @@ class Softmin(Module):
         self.dim = dim
 
     def forward(self, x: Tensor) -> Tensor:
-        return softmin(x, _implicit_softmax_dim(x.ndim) if self.dim is None else self.dim)
+        return softmin(x, self.dim, _stacklevel=MODULE_STACKLEVEL)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
