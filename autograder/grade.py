@@ -48,6 +48,7 @@ from tqdm import tqdm
 
 from . import codec
 from .compare import compare
+from .dependencies import calls_into_broken
 from .gradebook import Gradebook
 from .messages import message, metadata_language
 from .notebook import (
@@ -325,6 +326,12 @@ def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run, language: str) -
     cases = []
     for case, outcome, expected in zip(ex.cases, run.outcomes, plan.expected[ex.id], strict=True):
         cases.append(_grade_case(plan, ex, case, outcome, expected, own_errors, language))
+    if own_errors:  # top-level code that does not finish costs its exercise
+        text = message(language, "grade_own_cell_failed",
+                       error=own_errors[0].strip().splitlines()[-1][:200])
+        for c in cases:
+            if c.status == "passed":
+                c.status, c.score, c.message = "error", 0.0, text
     if forbidden:
         text = message(language, "grade_forbidden_run", banned=", ".join(forbidden))
         for c in cases:
@@ -346,6 +353,8 @@ def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run, language: str) -
         status = "partial" if score > 0 else "failed"
     if own_errors:
         notes.append(message(language, "grade_cell_raised", error=own_errors[0].splitlines()[-1]))
+    if status != "passed":  # say which other exercise's broken cell it depends on
+        notes[0:0] = calls_into_broken(ex.id, cells, run, language)
     notes += run.cell_notes
     return ExerciseGrade(ex.id, score, plan.points[ex.id], status, "\n".join(notes), cases,
                          _code_hash(own), run.stdout, run.stderr, run.total_s, run.timed_out,

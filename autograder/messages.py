@@ -126,6 +126,11 @@ ENGLISH = {
     "grade_forbidden_run": ("imported {banned} while running, which this exercise forbids; "
                             "the exercise scores 0"),
     "grade_cell_raised": "your exercise cell raised when run: {error}",
+    "grade_own_cell_failed": ("your exercise cell stopped with an error before the tests ran, "
+                              "and an exercise whose cell does not run cleanly scores 0: fix "
+                              "or remove the failing top-level line ({error})"),
+    "grade_calls_broken": ("the cell of exercise {other!r} (cell {index}) did not finish "
+                           "({why}), and this exercise calls its {names}: fix that cell first"),
     "grade_unreadable_result": "the grader could not read this result ({kind})",
     "grade_could_not_compare": "could not compare: {kind}: {error}",
     "grade_wrong": "wrong result",
@@ -356,6 +361,11 @@ CHINESE = {
                             "运行，以最后一个定义为准"),
     "grade_forbidden_run": "运行时导入了 {banned}，这个练习禁止导入它；本练习记 0 分",
     "grade_cell_raised": "你的练习单元格运行时抛出了异常：{error}",
+    "grade_own_cell_failed": ("你的练习单元格在测试运行之前就因出错而停下了；"
+                              "单元格不能顺利运行完的练习记 0 分：请修正或删去出错的顶层代码"
+                              "（{error}）"),
+    "grade_calls_broken": ("练习 {other!r} 的单元格（第 {index} 个单元格）没有运行完（{why}），"
+                           "而本练习调用了它的 {names}：请先修好那个单元格"),
     "grade_unreadable_result": "评分器无法读取这个结果（{kind}）",
     "grade_could_not_compare": "无法比较：{kind}：{error}",
     "grade_wrong": "结果错误",

@@ -100,7 +100,8 @@ class SandboxRun:
     notes: list[str] = field(default_factory=list)          # about the sandbox as a whole
     cell_notes: list[str] = field(default_factory=list)     # cells skipped for this exercise
     cell_errors: list[dict] = field(default_factory=list)
-    forbidden: list[str] = field(default_factory=list)
+    skipped_cells: dict[int, str] = field(default_factory=dict)   # cell index -> how it failed
+    forbidden: list[str] = field(default_factory=list)   # imported in the exercise's own code
     timed_out: bool = False
     exit_code: int | None = None
     startup_s: float = 0.0          # spawn until the sandbox was ready (shared by its exercises)
@@ -133,7 +134,7 @@ class _Run:
     hidden: bool
     outcomes: dict[int, CaseOutcome] = field(default_factory=dict)
     cell_errors: list[dict] = field(default_factory=list)
-    forbidden: list[str] = field(default_factory=list)
+    forbidden: list[tuple[str, str]] = field(default_factory=list)  # (module, whose code)
     skipped: dict[int, str] = field(default_factory=dict)
     lost: dict[int, str] = field(default_factory=dict)
     end: dict | None = None
@@ -398,7 +399,7 @@ def _file_event(run: _Run, event: dict, language: str = "en") -> None:
                                 "error": _text(event.get("error")),
                                 "error_type": _error_type(event.get("error_type"))})
     elif kind == "forbidden" and len(run.forbidden) < 20:
-        run.forbidden.append(_text(event.get("module"), 100))
+        run.forbidden.append((_text(event.get("module"), 100), _text(event.get("during"), 100)))
 
 
 def _case_outcome(event: dict, language: str = "en") -> CaseOutcome:
@@ -590,7 +591,8 @@ HOW_SKIPPED = ("exit", "closed", "cell_timeout", "timeout", "overflow", "cpu")
 """How a cell can fail in a run and be skipped (``sb_how_<how>`` in autograder.messages)."""
 
 
-def _how(how: str, language: str) -> str:
+def how_failed(how: str, language: str) -> str:
+    """What a skipped cell did (``how`` from the supervisor), in words."""
     return message(language, f"sb_how_{how if how in HOW_SKIPPED else 'failed'}")
 
 
@@ -629,7 +631,9 @@ def _fill(result: SandboxRun, run: _Run, job: Job, limits: Limits, killed: bool,
     status = status if type(status) is int and abs(status) < 1 << 16 else None
     result.total_s += _seconds(end.get("seconds"))
     result.timed_out = result.timed_out or reason in ("timeout", "cpu")
-    result.forbidden += run.forbidden
+    # another exercise's cell importing a forbidden module costs that exercise, not this one
+    result.forbidden += [module for module, during in run.forbidden if during == job.exercise_id]
+    result.skipped_cells.update(run.skipped)
     if not run.hidden:
         result.exit_code = status
         result.cell_errors = run.cell_errors
@@ -642,7 +646,8 @@ def _fill(result: SandboxRun, run: _Run, job: Job, limits: Limits, killed: bool,
         result.cell_errors = result.cell_errors or [e for e in run.cell_errors if e["own"]]
     kind = message(language, "kind_hidden" if run.hidden else "kind_public")
     for index, how in sorted(run.skipped.items()):
-        note = message(language, "sb_skipped", index=index, how=_how(how, language), kind=kind)
+        note = message(language, "sb_skipped", index=index, how=how_failed(how, language),
+                       kind=kind)
         if note not in result.cell_notes:
             result.cell_notes.append(note)
     if reason == "gone":
