@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import linecache
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ import labs
 from chapters.language import chosen_language, notebook_path
 
 from . import codec
+from .cell_lint import cell_warnings
 from .compare import compare
 from .messages import language_of, message, metadata_language
 from .spec import PUBLIC_CASES, load_lab
@@ -74,6 +76,7 @@ class PublicExercise:
     cases: list[tuple[str, tuple, dict, object]]   # name, args, kwargs, expected
     lab: str = ""
     hints_zh: tuple[str, ...] = ()
+    forbid_imports: tuple[str, ...] = ()
 
     def hints_in(self, language: str) -> tuple[str, ...]:
         """The hint tiers in ``language``; English where there is no translation."""
@@ -102,6 +105,7 @@ class CheckReport:
     results: list[CaseResult] = field(default_factory=list)
     hint_level: int | None = None
     language: str = "en"
+    warnings: list[str] = field(default_factory=list)   # what grading will charge the cell for
 
     def say(self, key: str, **fields) -> str:
         """The message ``key`` in the report's language."""
@@ -144,7 +148,7 @@ class CheckReport:
         return f"check({self.exercise.id!r}, hint={shown + 1})"
 
     def to_text(self) -> str:
-        lines = [self.headline()]
+        lines = [self.headline()] + [f"  ! {w}" for w in self.warnings]
         wrong = [r for r in self.results if r.status in ("failed", "error")]
         for r in self.results:
             lines += _case_lines(self, r, detailed=bool(wrong) and r is wrong[0])
@@ -217,7 +221,8 @@ def _from_spec(spec, exercise_id: str) -> PublicExercise:
         cases.append((case.name, tuple(case.args), dict(case.kwargs),
                       codec.loads(codec.dumps(ex.reference(*args, **kwargs)))))
     return PublicExercise(ex.id, ex.function, ex.compare, ex.rtol, ex.atol, ex.hints,
-                          len(ex.hidden_cases), cases, spec.id, ex.hints_zh)
+                          len(ex.hidden_cases), cases, spec.id, ex.hints_zh,
+                          tuple(ex.forbid_imports))
 
 
 def _from_public_json(data: dict, exercise_id: str) -> PublicExercise | None:
@@ -230,7 +235,8 @@ def _from_public_json(data: dict, exercise_id: str) -> PublicExercise | None:
             in_chinese = metadata_language(data) == "zh"
             return PublicExercise(ex["id"], ex["function"], compare_mode, ex["rtol"], ex["atol"],
                                   tuple(hints), ex["hidden_cases"], cases, data.get("lab", ""),
-                                  tuple(hints) if in_chinese else ())
+                                  tuple(hints) if in_chinese else (),
+                                  tuple(ex.get("forbid_imports", ())))
     return None
 
 
@@ -313,6 +319,9 @@ def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = Non
     ex = _load_public(exercise_id, lab, language)
     function = namespace.get(ex.function)
     report = CheckReport(ex, hint_level=None if hint is None else int(hint), language=language)
+    source = _defining_cell(function)
+    if source is not None:
+        report.warnings = cell_warnings(source, ex.forbid_imports, language)
     say = report.say
     for name, args, kwargs, expected in ex.cases:
         result = CaseResult(name, "passed", args, kwargs, expected)
@@ -346,6 +355,16 @@ def run_check(exercise_id: str, lab=None, namespace=None, hint: int | None = Non
             result.message = difference(ex.compare, ex.rtol, ex.atol, expected, result.got,
                                         outcome.message, language)
     return report
+
+
+def _defining_cell(function) -> str | None:
+    """The whole source of the cell that defined ``function``, top level included: IPython
+    compiles each cell under a file name of its own and keeps its lines in linecache."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return None
+    lines = linecache.getlines(code.co_filename)
+    return "".join(lines) if lines else None
 
 
 def _case_lines(report: CheckReport, r: CaseResult, detailed: bool) -> list[str]:
@@ -399,6 +418,11 @@ def _hints_html(report: CheckReport) -> str:
     return tiers + more
 
 
+def _warnings_html(report: CheckReport) -> str:
+    return "".join(f'<div style="color:#9a6700">&#9888; {html.escape(w)}</div>'
+                   for w in report.warnings)
+
+
 def _header_html(report: CheckReport) -> str:
     columns = ("result", "case", "input", "expected", "got", "message")
     return "".join(f"<th>{html.escape(report.say('col_' + c))}</th>" for c in columns)
@@ -422,7 +446,7 @@ def report_html(reports: list[CheckReport]) -> str:
                 f"<td>{detail}</td></tr>")
         blocks.append(
             f'<div class="autograder-check" style="margin:6px 0">'
-            f"<div><b>{html.escape(report.headline())}</b></div>"
+            f"<div><b>{html.escape(report.headline())}</b></div>{_warnings_html(report)}"
             '<table style="border-collapse:collapse;font-size:90%">'
             f"<tr>{_header_html(report)}</tr>{''.join(rows)}</table>{_hints_html(report)}</div>")
     return "".join(blocks)

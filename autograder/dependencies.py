@@ -7,7 +7,7 @@ undefined in every run. An exercise whose own cells use one of those names then 
 with it, and the grader says why: "exercise X's cell did not finish (why), and this
 exercise calls X's f". An exercise that uses none of them is not touched.
 
-The names come from reading the source (:mod:`ast`), never from running it.
+The names come from reading the source (:func:`.cell_lint.parse`), never from running it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
+from .cell_lint import parse
 from .messages import message
 from .sandbox import how_failed
 
@@ -26,9 +27,8 @@ def defined_names(source: str) -> set[str]:
     """Names a cell's top level defines: functions, classes and assigned variables.
     A cell that does not parse defines what its ``def`` lines name (it defines
     nothing when run, so those are the names its callers miss)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return set(_DEF.findall(source))
     names = set()
     for node in tree.body:
@@ -42,9 +42,8 @@ def defined_names(source: str) -> set[str]:
 
 def used_names(source: str) -> set[str]:
     """Every name a cell reads (every word, when it does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return set(_WORD.findall(source))
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and
             isinstance(n.ctx, ast.Load)}

@@ -33,12 +33,10 @@ and the class report then speak it too, since the gradebook keeps it.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import hashlib
 import re
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -47,6 +45,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from . import codec
+from .cell_lint import cell_warnings, forbidden_in_source
 from .compare import compare
 from .dependencies import calls_into_broken
 from .gradebook import Gradebook
@@ -211,39 +210,6 @@ def runnable_source(source: str) -> str:
     return "\n".join(lines)
 
 
-# Submissions are graded on threads (-j N). CPython 3.11's AST constructor keeps
-# its recursion depth in interpreter-wide state, so two threads parsing at once
-# can fail with "SystemError: AST constructor recursion depth mismatch"
-# (python/cpython#106905): parsing is serialised.
-_PARSE_LOCK = threading.Lock()
-
-
-def forbidden_in_source(source: str, forbid: tuple[str, ...]) -> list[str]:
-    """Forbidden modules a cell imports by name (``import x``, ``from x import``,
-    ``__import__("x")``, ``importlib.import_module("x")``). Cells that do not parse
-    are left to the sandbox, which reports the syntax error."""
-    if not forbid:
-        return []
-    try:
-        with _PARSE_LOCK:
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    names = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.append(node.module)
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-            func = node.func
-            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-            if called in ("__import__", "import_module") and isinstance(node.args[0].value, str):
-                names.append(node.args[0].value)
-    tops = {n.partition(".")[0] for n in names}
-    return sorted(t for t in tops if t in forbid)
-
-
 def _invalid(plan: Plan, status: str, text: str) -> list[ExerciseGrade]:
     grades = []
     for ex in plan.lab.exercises:
@@ -355,6 +321,8 @@ def _from_run(plan: Plan, ex: Exercise, cells: list[dict], run, language: str) -
         notes.append(message(language, "grade_cell_raised", error=own_errors[0].splitlines()[-1]))
     if status != "passed":  # say which other exercise's broken cell it depends on
         notes[0:0] = calls_into_broken(ex.id, cells, run, language)
+    if own_errors or status in ("timeout", "crashed"):  # what in its own cell did it
+        notes += [n for c in own for n in cell_warnings(c["source"], (), language)]
     notes += run.cell_notes
     return ExerciseGrade(ex.id, score, plan.points[ex.id], status, "\n".join(notes), cases,
                          _code_hash(own), run.stdout, run.stderr, run.total_s, run.timed_out,

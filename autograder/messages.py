@@ -126,6 +126,12 @@ ENGLISH = {
     "grade_forbidden_run": ("imported {banned} while running, which this exercise forbids; "
                             "the exercise scores 0"),
     "grade_cell_raised": "your exercise cell raised when run: {error}",
+    "lint_loop": ("line {line}: a `while` loop at the top of the cell runs whenever the cell "
+                  "runs; if it does not end, grading stops the cell, and this exercise and "
+                  "every exercise that calls it score 0: move it into a function or delete it"),
+    "lint_exit": ("line {line}: {call}() at the top of the cell ends the process; when grading, "
+                  "the cell then does not finish, and this exercise and every exercise that "
+                  "calls it score 0: delete it"),
     "grade_own_cell_failed": ("your exercise cell stopped with an error before the tests ran, "
                               "and an exercise whose cell does not run cleanly scores 0: fix "
                               "or remove the failing top-level line ({error})"),
@@ -361,6 +367,11 @@ CHINESE = {
                             "运行，以最后一个定义为准"),
     "grade_forbidden_run": "运行时导入了 {banned}，这个练习禁止导入它；本练习记 0 分",
     "grade_cell_raised": "你的练习单元格运行时抛出了异常：{error}",
+    "lint_loop": ("第 {line} 行：单元格顶层的 `while` 循环在每次运行单元格时都会执行；"
+                  "它若不结束，评分时这个单元格会被中止，本练习和所有调用它的练习都记 0 分："
+                  "请把它移进函数里或删掉"),
+    "lint_exit": ("第 {line} 行：单元格顶层的 {call}() 会结束进程；评分时这个单元格因此运行不完，"
+                  "本练习和所有调用它的练习都记 0 分：请删掉它"),
     "grade_own_cell_failed": ("你的练习单元格在测试运行之前就因出错而停下了；"
                               "单元格不能顺利运行完的练习记 0 分：请修正或删去出错的顶层代码"
                               "（{error}）"),

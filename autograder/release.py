@@ -142,7 +142,8 @@ def public_cases(lab: LabSpec, language: str = "en") -> dict:
                           "compare": ex.compare if isinstance(ex.compare, str) else "custom",
                           "rtol": ex.rtol, "atol": ex.atol, "hints": hints,
                           "hint": hints[0] if hints else "",   # tier 1, as older check() reads it
-                          "hidden_cases": len(ex.hidden_cases), "cases": cases})
+                          "hidden_cases": len(ex.hidden_cases),
+                          "forbid_imports": list(ex.forbid_imports), "cases": cases})
     head = {"lab": lab.id, "title": lab.title}
     if language != "en":
         head["language"] = LANGUAGE_TAGS[language]
