@@ -7,7 +7,8 @@ The model, in one forward pass of ``idx`` (B, T) token ids::
     x = tok_emb[idx] + pos_emb[0..T)                       # (B, T, d)
     for each block:
         x = x + proj(attention(ln1(x)))                    # causal: position t sees <= t
-        x = x + fc2(gelu(fc1(ln2(x))))                     # the MLP, 4d wide
+        x = x + fc2(gelu(fc1(ln2(x))))                     # the MLP, 4d wide (GPT-2's
+                                                           #   tanh form of GELU)
     logits = ln_f(x) @ tok_emb.T                           # weight tying: one matrix
     loss = cross_entropy(logits, next tokens)
 
@@ -161,7 +162,8 @@ def build(torch, config: GPTConfig):
         def __init__(self):
             super().__init__()
             self.ln1, self.attn, self.ln2 = nn.LayerNorm(d), CausalSelfAttention(), nn.LayerNorm(d)
-            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate="tanh"),
+                                     nn.Linear(4 * d, d))
 
         def forward(self, x):
             x = x + self.attn(self.ln1(x))

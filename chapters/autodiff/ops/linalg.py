@@ -107,11 +107,12 @@ def linear_vjp_fast(ctx, g):
     if x.dtype not in FULL_PRECISION or w.dtype != x.dtype or g.dtype != x.dtype:
         return None
     needs = ctx.needs_input_grad
-    gx = np.matmul(g, w) if needs[0] else None
+    out_features, in_features = w.shape
+    rows = g.reshape(-1, out_features)  # one BLAS product, as in the forward
+    gx = np.matmul(rows, w).reshape(*g.shape[:-1], in_features) if needs[0] else None
     gw = None
     if needs[1]:
-        out_features, in_features = w.shape
-        gw = np.matmul(g.reshape(-1, out_features).swapaxes(-1, -2), x.reshape(-1, in_features))
+        gw = np.matmul(rows.swapaxes(-1, -2), x.reshape(-1, in_features))
     gb = g if len(needs) > 2 and needs[2] else None
     return (gx, gw, gb)[:len(needs)]
 

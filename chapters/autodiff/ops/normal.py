@@ -73,8 +73,8 @@ _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 def gelu(x, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; ``approximate="tanh"`` uses
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    if approximate == "tanh":
-        return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+    if approximate == "tanh":  # x * x * x: numpy's float32 pow is many times slower
+        return 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
     phi = erf_kernel.normal_cdf(x)
     phi *= x
     return phi.astype(x.dtype, copy=False)
