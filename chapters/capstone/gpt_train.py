@@ -46,9 +46,11 @@ HELD_OUT_STEP = 2**31 - 1
 def evaluate(torch, model, config: gpt.GPTConfig, batches: int = 4) -> float:
     """Mean loss on ``batches`` fixed micro-batches of the held-out text."""
     val = gpt.splits()[1]
+    losses = []
     with torch.no_grad():
-        losses = [model(*(torch.from_numpy(a) for a in gpt.batch_at(config, HELD_OUT_STEP, i, 0, 1, val)))
-                  .item() for i in range(batches)]
+        for i in range(batches):
+            x, y = gpt.batch_at(config, HELD_OUT_STEP, i, 0, 1, val)
+            losses.append(model(torch.from_numpy(x), torch.from_numpy(y)).item())
     return float(np.mean(losses))
 
 
