@@ -184,6 +184,22 @@ def launch(argv: list[str], world_size: int, timeout: float | None = None) -> No
                          "messages are above")
 
 
+def run(*, engines: bool, out: Path, world_size: int = 2, timeout: float = 300,
+        **options) -> dict:
+    """This command in a child process (under torchrun when ``world_size`` > 1), with
+    ``options`` as its flags (``steps=10`` is ``--steps 10``); the numbers it wrote."""
+    flags = [f"--{name.replace('_', '-')}={value}" for name, value in options.items()]
+    command = [sys.executable, "-m", "chapters.capstone.gpt_train", "--no-progress",
+               f"--world-size={world_size}", f"--out={out}", *flags,
+               *(["--engines"] if engines else [])]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          cwd=gpt.ROOT, env={**os.environ, "PYTHONPATH": str(gpt.ROOT)})
+    if done.returncode:
+        raise RuntimeError(f"the GPT run failed (exit {done.returncode}); what it said:\n"
+                           f"{done.stderr[-3000:]}")
+    return json.loads(Path(out).read_text())
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = _arguments(argv)
