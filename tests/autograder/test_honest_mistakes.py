@@ -13,7 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grade import grade_notebook, prepare
+from autograder.grade import grade_batch, prepare
+from autograder.gradebook import Gradebook
 from autograder.notebook import exercise_meta
 from autograder.spec import load_lab
 
@@ -36,45 +37,46 @@ MISTAKES = {
 }
 
 
-@pytest.fixture(scope="module")
-def plan():
-    return prepare(load_lab(LAB))
-
-
-def _with_mistake(template: str, tmp_path: Path) -> Path:
+def _with_mistake(template: str, path: Path) -> Path:
     nb = copy.deepcopy(FULL)
     for cell in nb.cells:
         meta = exercise_meta(cell)
         if meta and meta["id"] == BROKEN:
             cell.source = template.format(cell=cell.source)
-    path = tmp_path / "student.ipynb"
     nbformat.write(nb, path)
     return path
 
 
 @pytest.fixture(scope="module")
-def full_scores(plan, tmp_path_factory):
-    graded = grade_notebook(plan, _with_mistake("{cell}", tmp_path_factory.mktemp("full")))
-    return {e.exercise: e for e in graded.exercises}
+def graded(tmp_path_factory) -> dict[str, dict]:
+    """Every mistake's notebook and the unchanged one, graded in one batch of 2 workers:
+    ``{name: {exercise: ExerciseGrade}}``."""
+    folder = tmp_path_factory.mktemp("mistakes")
+    names = {f"s{k}": name for k, name in enumerate(["unchanged", *MISTAKES])}
+    for stem, name in names.items():
+        _with_mistake(MISTAKES[name][0] if name in MISTAKES else "{cell}", folder / f"{stem}.ipynb")
+    with Gradebook(folder / "book.sqlite3") as book:
+        summary = grade_batch(prepare(load_lab(LAB)), sorted(folder.glob("*.ipynb")), book,
+                              jobs=2, progress=False)
+    return {names[g.student]: {e.exercise: e for e in g.exercises} for g in summary.grades}
 
 
-def test_the_unchanged_sample_scores_full_marks(full_scores):
-    assert all(e.score == pytest.approx(e.max_score) for e in full_scores.values())
+def test_the_unchanged_sample_scores_full_marks(graded):
+    assert all(e.score == pytest.approx(e.max_score) for e in graded["unchanged"].values())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mistake", MISTAKES)
-def test_a_mistake_costs_its_exercise_and_its_callers_only(mistake, plan, full_scores, tmp_path):
-    template, why = MISTAKES[mistake]
-    graded = {e.exercise: e for e in grade_notebook(plan, _with_mistake(template, tmp_path))
-              .exercises}
-    assert graded[BROKEN].score == 0, graded[BROKEN]
-    for name, grade in graded.items():
+def test_a_mistake_costs_its_exercise_and_its_callers_only(mistake, graded):
+    why = MISTAKES[mistake][1]
+    grades, full = graded[mistake], graded["unchanged"]
+    assert grades[BROKEN].score == 0, grades[BROKEN]
+    for name, grade in grades.items():
         if name in CALLERS:
             assert grade.score == 0, (name, grade.message)
             assert f"the cell of exercise '{BROKEN}'" in grade.message, grade.message
             assert any(w in grade.message for w in why), grade.message
             assert "this exercise calls its unbroadcast" in grade.message
         elif name != BROKEN:
-            assert grade.score == pytest.approx(full_scores[name].max_score), (name, grade.message)
+            assert grade.score == pytest.approx(full[name].max_score), (name, grade.message)
             assert "forbids" not in grade.message and BROKEN not in grade.message
