@@ -101,7 +101,10 @@ def test_chinese_chapter_links_point_to_chinese_pages(site):
     assert ".ipynb" not in "".join(_hrefs(page)) and "labs/" not in "".join(_hrefs(page))
     labs = [href for href in _hrefs(page) if href.startswith("index.html#")]
     index = (site / "zh" / "index.html").read_text()
-    assert labs and all(f'id="{href.split("#")[1]}"' in index for href in labs)
+    assert all(f'id="{href.split("#")[1]}"' in index for href in labs)
+    # the Chinese page sends a learner to each lab through its Chinese release
+    assert all(f"release {lab} --lang zh" in page
+               for lab in ("lab1_graph", "lab2_autodiff", "lab3_distributed", "lab4_amp"))
 
 
 def _switch(html_text: str) -> list[str]:

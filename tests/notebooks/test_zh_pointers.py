@@ -63,9 +63,9 @@ def test_a_chinese_page_points_only_to_chinese_material(path):
 
 def test_the_check_finds_each_kind_of_english_pointer():
     page = ROOT / "chapters" / "zh" / "01_x.ipynb"
-    text = ("用 `python -m autograder release lab1_graph` 发布；打开 `labs/lab1_graph/source.ipynb`；"
-            "见[实验 1](../../labs/lab1_graph/)和[第 2 章](../02_automatic_differentiation.ipynb)；"
-            "占位函数报告“not attempted”。")
+    text = ("用 `python -m autograder release lab1_graph` 发布；"
+            "打开 `labs/lab1_graph/source.ipynb`；见[实验 1](../../labs/lab1_graph/)"
+            "和[第 2 章](../02_automatic_differentiation.ipynb)；占位函数报告“not attempted”。")
     assert len(problems(page, text)) == 5
     fixed = ("用 `python -m autograder release lab1_graph --lang zh` 发布；"
              "见[第 2 章](02_automatic_differentiation.ipynb)；占位函数报告“未作答”。")
