@@ -50,10 +50,10 @@ def test_a_missing_torch_module_says_what_to_do(tmp_path):
     assert "Run the script with real torch" in done.stderr
 
 
-def test_compare_is_refused_with_what_to_do(tmp_path):
+def test_compare_under_torchrun_is_refused_with_what_to_do(tmp_path):
     done = run_runner(tmp_path, "print(1)\n")
     assert done.returncode == 0 and done.stdout == "1\n"
     refused = subprocess.run([sys.executable, "-m", "chapters.as_torch", "--compare",
                               str(tmp_path / "prog.py")], capture_output=True, text=True,
-                             timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert refused.returncode == 2 and "--compare is not implemented yet" in refused.stderr
+                             timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT), "RANK": "0"})
+    assert refused.returncode == 2 and "once with torch and once on the engines" in refused.stderr
