@@ -597,6 +597,19 @@ def glossary_problems(nb, catalog: dict, name: str, glossary: dict) -> list[str]
     return problems
 
 
+def variant_problems(nb, catalog: dict, name: str, glossary: dict) -> list[str]:
+    """One line per refused rendering (the glossary's ``variants``) in the Chinese text
+    of a translated cell or literal, or in a Chinese gloss of the English notebook."""
+    texts = [(cell_id, "translation", chinese) for cell_id, _, chinese
+             in translated_texts(nb, catalog)]
+    texts += [(cell.id, "English cell", cell.source) for cell in markdown_cells(nb)]
+    return [f"{name}: cell {cell_id} ({where}) writes {variant!r}; the edition's term is "
+            f"{term!r} ({GLOSSARY.relative_to(ROOT)})"
+            for cell_id, where, text in texts
+            for variant, term in glossary.get("variants", {}).items()
+            if variant in NOT_PROSE.sub(" ", text)]
+
+
 def edition_of(target: Path) -> Path | None:
     """The Chinese edition of the notebook ``target``, when one is declared."""
     declared = {english_path(p).resolve() for p in EDITIONS}

@@ -183,6 +183,23 @@ def test_glossary_terms_are_rendered_with_their_chinese_term(english):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("english", EDITIONS, ids=IDS)
+def test_one_term_per_concept_no_refused_variant(english):
+    nb, catalog = english_and_catalog(english)
+    problems = i18n.variant_problems(nb, catalog, i18n.name_of(english), i18n.load_glossary())
+    assert not problems, "\n".join(problems)
+
+
+def test_a_refused_variant_is_found_in_prose_and_not_in_code():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("ranks (rank)")])
+    nb.cells[0]["id"] = "c1"
+    glossary = {"variants": {"全规约": "全归约"}}
+    catalog = {"cells": {"c1": {"zh": ["环形全规约，代码里的 `全规约` 不算"]}}, "strings": {}}
+    assert len(i18n.variant_problems(nb, catalog, "x.ipynb", glossary)) == 1
+    catalog["cells"]["c1"]["zh"] = ["环形全归约，代码里的 `全规约` 不算"]
+    assert i18n.variant_problems(nb, catalog, "x.ipynb", glossary) == []
+
+
 def test_glossary_is_well_formed_and_holds_the_source_texts_terms():
     glossary = i18n.load_glossary()
     terms = glossary["terms"]
