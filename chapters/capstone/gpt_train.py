@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from vizkit.gpt_figures import loss_figure
+
 from . import gpt
 
 AMP_DTYPES = ("float32", "bfloat16", "float16")
@@ -124,25 +126,6 @@ def train(torch, config: gpt.GPTConfig, *, checkpoint: Path | None = None,
                                       "scaler": scaler.state_dict(), "step": step + 1,
                                       "history": history})
     return {"history": history, "model": net, "world_size": world}
-
-
-def loss_figure(curves: dict[str, dict], title: str = "Capstone GPT: loss per step"):
-    """A plotly figure: each run's training loss per step (solid) and its held-out
-    loss (markers), from ``{label: history}``."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    for label, history in curves.items():
-        steps = np.arange(1, len(history["loss"]) + 1)
-        fig.add_trace(go.Scatter(x=steps, y=history["loss"], name=f"{label}: training loss",
-                                 mode="lines"))
-        if history["val"]:
-            at, val = zip(*history["val"], strict=True)
-            fig.add_trace(go.Scatter(x=at, y=val, name=f"{label}: held-out loss",
-                                     mode="markers"))
-    fig.update_layout(title=title, xaxis_title="step", yaxis_title="cross-entropy (nats/char)",
-                      template="plotly_white", height=380)
-    return fig
 
 
 def _arguments(argv):

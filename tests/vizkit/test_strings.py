@@ -18,7 +18,7 @@ TABLES = {"figures": "TEXT", "memory_views": "TEXT", "graph_figures": "TEXT",
           "autodiff_figures": "TEXT", "gradient_flow": "TEXT", "comm_views": "TEXT",
           "distributed_figures": "TEXT", "number_formats": "TEXT", "amp_figures": "TEXT",
           "execution_stepper": "TEXT", "graphviz_views": "SUMMARY_TEXT",
-          "autograd_views": "TEXT"}
+          "autograd_views": "TEXT", "gpt_figures": "TEXT"}
 
 
 def pairs(english, chinese, where=""):
