@@ -24,6 +24,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,16 +206,21 @@ def compare(script: str, args: list[str], rtol: float = 1e-3, atol: float = 1e-4
     """Run ``script`` both ways (two child processes, side by side) and compare them."""
     if not os.path.isfile(script):
         raise SystemExit(f"python -m chapters.as_torch --compare: no such script {script!r}")
-    with tempfile.TemporaryDirectory(prefix="as-torch-compare-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="as-torch-compare-") as tmp, ExitStack() as files:
         traces = {lib: os.path.join(tmp, f"{lib}.npz") for lib in LIBRARIES}
+        # each child's messages go to a file: with two pipes, the child not waited on
+        # would block once it had written a pipe's worth
+        logs = {lib: files.enter_context(open(os.path.join(tmp, f"{lib}.log"), "w+"))
+                for lib in LIBRARIES}
         children = {lib: subprocess.Popen(
             [sys.executable, "-m", "chapters.as_torch.compare", lib, traces[lib], script, *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for lib in LIBRARIES}
+            stdout=subprocess.DEVNULL, stderr=logs[lib]) for lib in LIBRARIES}
         for lib, child in children.items():
-            out, err = child.communicate(timeout=timeout)
+            child.wait(timeout=timeout)
             if child.returncode or not os.path.exists(traces[lib]):
+                logs[lib].seek(0)
                 raise SystemExit(f"the script failed under {lib} (exit {child.returncode}):\n"
-                                 f"{err[-3000:]}")
+                                 f"{logs[lib].read()[-3000:]}")
         result = compare_traces(traces["torch"], traces["engines"], rtol, atol)
     if figure:
         Path(figure).parent.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,9 @@ from vizkit.gpt_figures import loss_figure
 from . import gpt
 
 AMP_DTYPES = ("float32", "bfloat16", "float16")
+#: the GPTConfig fields the command takes as integer flags, and every field it takes
+SIZES = ("layers", "width", "heads", "block", "batch", "accumulate")
+FLAGS = ("steps", "amp_dtype", "attention", "lr", *SIZES)
 #: the "step" whose micro-batches are the held-out ones (no training step has it)
 HELD_OUT_STEP = 2**31 - 1
 
@@ -137,7 +140,7 @@ def _arguments(argv):
     parser.add_argument("--steps", type=int, default=defaults.steps)
     parser.add_argument("--amp-dtype", default=defaults.amp_dtype, choices=AMP_DTYPES)
     parser.add_argument("--attention", default=defaults.attention, choices=gpt.ATTENTION)
-    for name in ("layers", "width", "heads", "block", "batch", "accumulate"):
+    for name in SIZES:
         parser.add_argument(f"--{name}", type=int, default=getattr(defaults, name))
     parser.add_argument("--lr", type=float, default=defaults.lr)
     parser.add_argument("--eval-every", type=int, default=10)
@@ -151,10 +154,7 @@ def _arguments(argv):
 
 
 def _config(args) -> gpt.GPTConfig:
-    return gpt.GPTConfig(steps=args.steps, amp_dtype=args.amp_dtype, attention=args.attention,
-                         layers=args.layers, width=args.width, heads=args.heads,
-                         block=args.block, batch=args.batch, accumulate=args.accumulate,
-                         lr=args.lr)
+    return gpt.GPTConfig(**{name: getattr(args, name) for name in FLAGS})
 
 
 def launch(argv: list[str], world_size: int, timeout: float | None = None) -> None:
