@@ -38,7 +38,7 @@ import numpy as np
 
 from vizkit.gpt_figures import loss_figure
 
-from . import gpt
+from . import gpt, gpt_comm
 
 AMP_DTYPES = ("float32", "bfloat16", "float16")
 #: the GPTConfig fields the command takes as integer flags, and every field it takes
@@ -150,6 +150,9 @@ def _arguments(argv):
     parser.add_argument("--out", type=Path, help="write the run's numbers (JSON) here")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--sample", type=int, default=200, help="characters to generate")
+    parser.add_argument("--comm-repeats", type=int, default=0,
+                        help="after training, time the all-reduce with and without overlap "
+                             "over this many rounds (gpt_comm; needs --world-size > 1)")
     return parser.parse_args(argv)
 
 
@@ -157,11 +160,18 @@ def _config(args) -> gpt.GPTConfig:
     return gpt.GPTConfig(**{name: getattr(args, name) for name in FLAGS})
 
 
+def command(argv: list[str], world_size: int) -> list[str]:
+    """The command line that runs this module with ``argv``: under ``torchrun``, with
+    ``world_size`` processes on this machine, when ``world_size`` > 1."""
+    if world_size == 1:
+        return [sys.executable, "-m", "chapters.capstone.gpt_train", *argv]
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone",
+            f"--nproc_per_node={world_size}", "-m", "chapters.capstone.gpt_train", *argv]
+
+
 def launch(argv: list[str], world_size: int, timeout: float | None = None) -> None:
     """Run this module under ``torchrun`` with ``world_size`` processes on this machine."""
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc_per_node={world_size}", "-m", "chapters.capstone.gpt_train", *argv]
-    done = subprocess.run(command, timeout=timeout, check=False)
+    done = subprocess.run(command(argv, world_size), timeout=timeout, check=False)
     if done.returncode:
         raise SystemExit(f"the {world_size} GPT ranks failed (exit {done.returncode}); their "
                          "messages are above")
@@ -172,11 +182,11 @@ def run(*, engines: bool, out: Path, world_size: int = 2, timeout: float = 300,
     """This command in a child process (under torchrun when ``world_size`` > 1), with
     ``options`` as its flags (``steps=10`` is ``--steps 10``); the numbers it wrote."""
     flags = [f"--{name.replace('_', '-')}={value}" for name, value in options.items()]
-    command = [sys.executable, "-m", "chapters.capstone.gpt_train", "--no-progress",
-               f"--world-size={world_size}", f"--out={out}", *flags,
-               *(["--engines"] if engines else [])]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          cwd=gpt.ROOT, env={**os.environ, "PYTHONPATH": str(gpt.ROOT)})
+    argv = ["--no-progress", f"--world-size={world_size}", f"--out={out}", *flags,
+            *(["--engines"] if engines else [])]
+    done = subprocess.run(command(argv, world_size), capture_output=True, text=True,
+                          timeout=timeout, cwd=gpt.ROOT,
+                          env={**os.environ, "PYTHONPATH": str(gpt.ROOT)})
     if done.returncode:
         raise RuntimeError(f"the GPT run failed (exit {done.returncode}); what it said:\n"
                            f"{done.stderr[-3000:]}")
@@ -186,6 +196,9 @@ def run(*, engines: bool, out: Path, world_size: int = 2, timeout: float = 300,
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = _arguments(argv)
+    if args.comm_repeats and args.world_size < 2:
+        raise SystemExit("--comm-repeats times the all-reduce between ranks: give "
+                         "--world-size 2 or more")
     if "RANK" not in os.environ and args.world_size > 1:
         launch(argv, args.world_size)
         return
@@ -196,6 +209,9 @@ def main(argv: list[str] | None = None) -> None:
     run = train(torch, config, checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,
                 eval_every=args.eval_every, progress=not args.no_progress)
     history = run["history"]
+    comm = None
+    if args.comm_repeats and torch.distributed.is_initialized():
+        comm = gpt_comm.comm_cost(torch, config, args.comm_repeats)
     if torch.distributed.is_initialized():
         torch.distributed.barrier()
     if "RANK" not in os.environ or os.environ["RANK"] == "0":
@@ -212,8 +228,11 @@ def main(argv: list[str] | None = None) -> None:
             loss_figure({label: history}).write_html(args.figure, include_plotlyjs=True)
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps({"history": history, "tokens_per_s": tokens / seconds,
-                                            "sample": text, "world_size": run["world_size"]}))
+            numbers = {"history": history, "tokens_per_s": tokens / seconds, "sample": text,
+                       "world_size": run["world_size"]}
+            if comm is not None:
+                numbers["comm"] = {name: vars(t) for name, t in comm.items()}
+            args.out.write_text(json.dumps(numbers))
     if torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
 

@@ -19,9 +19,10 @@ import pytest
 import torch
 
 import chapters.as_torch as engines
-from chapters.capstone import gpt
-from chapters.capstone.gpt_train import train
+from chapters.capstone import gpt, gpt_comm
+from chapters.capstone.gpt_train import main, train
 from chapters.torchcheck import assert_close
+from vizkit.timing import Timing
 
 ROOT = Path(__file__).resolve().parents[3]
 SMALL = gpt.GPTConfig(steps=8, batch=4, accumulate=2)
@@ -92,6 +93,11 @@ def test_one_process_training_follows_torch_step_by_step(amp_dtype):
     assert ours["lr"] == theirs["lr"] and not any(ours["skipped"])
 
 
+def test_timing_the_all_reduce_needs_two_ranks():
+    with pytest.raises(SystemExit, match="--world-size 2 or more"):
+        main(["--world-size", "1", "--comm-repeats", "5"])
+
+
 def _command(tmp_path: Path, name: str, *extra: str) -> list[str]:
     return [sys.executable, "-m", "chapters.capstone.gpt_train", "--steps", "10", "--batch", "4",
             "--no-progress", "--sample", "20", "--eval-every", "5",
@@ -107,8 +113,15 @@ def _run(tmp_path: Path, name: str, *extra: str) -> dict:
 
 @pytest.mark.slow
 def test_two_processes_with_ddp_follow_torch_and_a_killed_run_resumes_the_same_curve(tmp_path):
-    ours, theirs = _run(tmp_path, "engines", "--engines"), _run(tmp_path, "torch")
+    ours = _run(tmp_path, "engines", "--engines", "--comm-repeats", "5")
+    theirs = _run(tmp_path, "torch", "--comm-repeats", "5")
     assert ours["world_size"] == theirs["world_size"] == 2
+    for numbers in (ours, theirs):
+        comm = {name: Timing(**t) for name, t in numbers["comm"].items()}
+        assert set(comm) == {*gpt_comm.MODES, "all_reduce"}
+        assert all(t.rounds == 5 and 0 < t.low <= t.median <= t.high for t in comm.values())
+        assert comm["all_reduce"].median < comm["after"].median   # a part of that step
+        assert all(0 <= share < 1 for share in gpt_comm.shares(comm).values())
     assert_close(np.array(ours["history"]["loss"]), np.array(theirs["history"]["loss"]),
                  rtol=2e-3, atol=0, what="2-rank bfloat16 loss curve")
     assert len(ours["history"]["val"]) == 2
