@@ -23,6 +23,8 @@ would) and exported with nbconvert's ``lab`` template. The pages work offline:
 * formulas are typeset by the MathJax 2 copy of the ``jupyter-server-mathjax``
   package, shipped in ``mathjax/`` beside the pages (nbconvert would load it
   from a CDN);
+* predictions (``with prediction(...)`` cells, tagged ``hide-input``) are
+  shown without their source: the guess box and its script work offline;
 * practice self-checks (``check(...)`` cells) need a live kernel too: each gets a
   note saying so above the output of the unchanged stub;
 * sliders need a live kernel, so the saved widget state (whose viewer would be
@@ -52,6 +54,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
+from nbconvert.preprocessors import TagRemovePreprocessor
 
 ROOT = Path(__file__).resolve().parents[1]
 PLOTLY_JS = "plotly.min.js"
@@ -209,6 +212,9 @@ def to_page(nb, title: str, edition: Edition = ENGLISH, page: str = "",
     language switch to the same page in each edition of ``others``."""
     up = edition.up()
     exporter = HTMLExporter(template_name="lab", mathjax_url=up + MATHJAX_URL)
+    # a prediction's source holds its answer: the page shows only the guess box
+    exporter.register_preprocessor(
+        TagRemovePreprocessor(remove_input_tags={"hide-input"}, enabled=True), enabled=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     # nbconvert's language_code accepts only two-letter codes, so the tag is set here
     body = re.sub(r"<html[^>]*>", f'<html lang="{edition.language}">', body, count=1)

@@ -101,11 +101,13 @@ DISPLAY_KEYWORDS = frozenset({"title", "xlabel", "ylabel", "xaxis_title", "yaxis
                               "description", "caption", "text", "name", "headers", "labels",
                               "rows", "x_title", "y_title"})
 # calls whose positional arguments a reader sees, and which of them: claim's sentence,
-# everything print prints, the text summary of vizkit's show(figure, summary) and draw
+# everything print prints, the text summary of vizkit's show(figure, summary) and draw,
+# a prediction's options (answer.choice(options, correct))
 DISPLAYED_POSITIONS = {"claim": slice(0, 1), "print": slice(None),
-                       "show": slice(1, 2), "draw": slice(1, 2)}
-# keyword arguments a reader sees in these calls only
-DISPLAYED_CALL_KEYWORDS = {"show": frozenset({"summary"}), "draw": frozenset({"summary"})}
+                       "show": slice(1, 2), "draw": slice(1, 2), "choice": slice(0, 1)}
+# keyword arguments a reader sees in these calls only (a prediction's explanation: why=)
+DISPLAYED_CALL_KEYWORDS = {"show": frozenset({"summary"}), "draw": frozenset({"summary"}),
+                           "prediction": frozenset({"why"})}
 # widget attributes whose assigned text a reader sees: readout.value = f"...", w.description = "..."
 DISPLAY_ATTRIBUTES = frozenset({"value", "description"})
 # variables whose assigned texts a reader sees: a table's column heads, a figure's labels by key

@@ -156,3 +156,21 @@ def _drag(page, handle, dx: float) -> None:
     page.mouse.down()
     page.mouse.move(x + dx, y, steps=8)
     page.mouse.up()
+
+
+def answer_a_prediction(page, guess: str = "1") -> dict:
+    """Type ``guess`` into the first prediction's box and press its button; return
+    whether its answer was hidden before and shown after, and the verdict."""
+    box = page.locator(f"{OUTPUT} .vizkit-prediction").first
+    box.scroll_into_view_if_needed()
+    answer = box.locator(".vizkit-prediction-answer")
+    hidden_before = not answer.is_visible()
+    field = box.locator("input[type=text], input[type=number]")
+    if field.count():
+        field.first.fill(guess)
+    else:
+        box.locator("input[type=radio]").first.check()
+    box.locator(".vizkit-prediction-check").click()
+    answer.wait_for(state="visible", timeout=5_000)
+    return {"hidden_before": hidden_before, "shown_after": answer.is_visible(),
+            "verdict": box.locator(".vizkit-prediction-verdict").inner_text()}

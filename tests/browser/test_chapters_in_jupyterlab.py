@@ -1,7 +1,8 @@
 """Every chapter notebook, opened in a real JupyterLab in headless Chromium and
 run with Run > Run All Cells, shows no error and really draws its pictures:
 a Graphviz SVG and a plotly plot rendered in the page (not JSON text), and a
-slider whose movement changes what its cell shows."""
+slider whose movement changes what its cell shows; where the chapter asks for
+predictions, the first one hides its answer until a guess is checked."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ def test_notebook_runs_and_renders_in_jupyterlab(notebook, lab_page, jupyterlab,
     assert lab.rendered_plotly_plots(page) >= 1
     plots.first.scroll_into_view_if_needed()
     page.screenshot(path=tmp_path / f"{notebook.stem}.png")
+
+    if "with prediction(why=" in notebook.read_text(encoding="utf-8"):
+        guessed = lab.answer_a_prediction(page)
+        assert guessed["hidden_before"] and guessed["shown_after"] and guessed["verdict"], guessed
+        page.screenshot(path=tmp_path / f"{notebook.stem}-prediction.png")
 
     before, after = lab.move_a_slider(page)
     assert before != after, f"{notebook.name}: moving the slider did not change its output"
