@@ -12,7 +12,7 @@ import graphviz
 import numpy as np
 import plotly.graph_objects as go
 
-from vizkit.strings import check_table, words
+from vizkit.strings import check_table, label, words
 
 from .graphviz_views import FONT
 
@@ -238,9 +238,9 @@ def scaler_loop_diagram():
     for name in SCALER_LOOP_NODES:
         style = {"style": "filled", "fillcolor": "#ffcdd2"} if name == "skip" else {}
         loop.node(name, text["nodes"][name], **style)
-    for tail, head, label in SCALER_LOOP_EDGES:
-        loop.edge(tail, head, label=text["edges"][label] if label else None,
-                  style="dashed" if label == "next batch" else None)
+    for tail, head, edge in SCALER_LOOP_EDGES:
+        loop.edge(tail, head, label=text["edges"][edge] if edge else None,
+                  style="dashed" if edge == "next batch" else None)
     return loop
 
 
@@ -256,13 +256,13 @@ def overlay_series(pairs: dict) -> list[dict]:
     thin one over it (where they agree, a thin line runs inside a grey band)."""
     text = words(TEXT)
     series = []
-    for label, (engine, reference, dash) in pairs.items():
+    for name, (engine, reference, dash) in pairs.items():
         series.append({"name": text["overlay"].format(framework=text["frameworks"]["torch"],
-                                                      label=label),
+                                                      label=name),
                        "y": [float(v) for v in reference],
                        "line": {"width": 6, "color": "#bbbbbb", "dash": dash}})
         series.append({"name": text["overlay"].format(framework=text["frameworks"]["engine"],
-                                                      label=label),
+                                                      label=name),
                        "y": [float(v) for v in engine],
                        "line": {"width": 2, "dash": dash}})
     return series
@@ -291,12 +291,12 @@ def replica_spreads(runs: dict) -> dict:
                                       for k in labels] for fw in FRAMEWORK_NAMES}}
 
 
-def replica_spread_figure(runs: dict, labels: dict | None = None) -> go.Figure:
-    """Grouped bars of :func:`replica_spreads`, log scale; each run is named by
-    ``labels[key]`` (the notebook's words for it), else by its key."""
+def replica_spread_figure(runs: dict) -> go.Figure:
+    """Grouped bars of :func:`replica_spreads`, log scale; each run is named by its
+    key, in the current language (:func:`vizkit.strings.label`)."""
     spreads = replica_spreads(runs)
     text = words(TEXT)
-    names = [(labels or {}).get(key, key) for key in spreads["labels"]]
+    names = [label(key) for key in spreads["labels"]]
     fig = go.Figure([go.Bar(x=names, y=spreads[fw], name=text["frameworks"][fw])
                      for fw in FRAMEWORK_NAMES])
     fig.update_layout(title=text["spread_title"],
@@ -306,17 +306,17 @@ def replica_spread_figure(runs: dict, labels: dict | None = None) -> go.Figure:
     return fig
 
 
-def runs_table(runs: dict, labels: dict | None = None) -> str:
+def runs_table(runs: dict) -> str:
     """A markdown table of the side-by-side runs: final losses, the largest relative
     difference between the two frameworks' losses (over the steps where PyTorch's is
-    finite), both replica spreads and the skipped steps. Each run is named by
-    ``labels[key]`` (the notebook's words for it), else by its key."""
+    finite), both replica spreads and the skipped steps. Each run is named by its key,
+    in the current language (:func:`vizkit.strings.label`)."""
     rows = [words(TEXT)["table_head"], "|---|---|---|---|---|---|---|"]
     for key in (k for k in runs if not k.startswith("_")):
         e, t = runs[key]["engine"], runs[key]["torch"]
         finite = np.isfinite(t.loss)
         gap = np.max(np.abs(e.loss - t.loss)[finite] / t.loss[finite])
-        name = (labels or {}).get(key, key)
+        name = label(key)
         rows.append(f"| {name} | {e.loss[-1]:.4f} | {t.loss[-1]:.4f} | {gap:.1e} | "
                     f"{e.replica_spread():.1e} | {t.replica_spread():.1e} | "
                     f"{int(e.skipped.sum())} / {int(t.skipped.sum())} |")

@@ -9,6 +9,10 @@ formatted once, the same way, in both languages. Chinese terms follow
 
 from __future__ import annotations
 
+import json
+from functools import cache
+from pathlib import Path
+
 from chapters.language import LANGUAGES, language
 
 CJK_FONT = "Noto Sans CJK SC, Source Han Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
@@ -29,3 +33,29 @@ def check_table(table: dict) -> dict:
 def words(table: dict) -> dict:
     """The current language's half of ``table``."""
     return table[language()]
+
+
+LABELS_FILE = Path(__file__).resolve().parents[1] / "chapters" / "zh" / "labels.json"
+"""The Chinese names of the labels the chapters' code uses as keys (see :func:`label`)."""
+
+
+@cache
+def _labels() -> dict[str, str]:
+    table = json.loads(LABELS_FILE.read_text(encoding="utf-8"))
+    return table["labels"]
+
+
+def label(text: str) -> str:
+    """``text`` as the current language shows it, for a name the code also uses as a key
+    (a run, a recipe, a mode: ``runs["float32"]``), so the code cannot translate it where
+    it is written. English shows ``text`` itself; Chinese looks it up in
+    ``chapters/zh/labels.json``, and a name missing there is an error, not English text
+    left in a Chinese page."""
+    if language() == "en":
+        return text
+    try:
+        return _labels()[text]
+    except KeyError:
+        raise KeyError(f"label {text!r} has no Chinese name: add it to "
+                       f"{LABELS_FILE.relative_to(LABELS_FILE.parents[2])} under \"labels\"") \
+            from None

@@ -12,6 +12,7 @@ import ast
 import copy
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -552,3 +553,23 @@ def test_the_glossary_check_reads_translated_literals():
     glossary = {"terms": {"gradient": "梯度", "name": "名字"}, "exceptions": {}}
     problems = i18n.glossary_problems(nb, catalog, "x", glossary)
     assert len(problems) == 1 and "'gradient'" in problems[0]
+
+
+def test_every_chinese_label_names_a_label_the_english_code_writes():
+    """chapters/zh/labels.json (vizkit.strings.label) holds no stale names: each one
+    appears as a string literal in an English chapter or the chapters' code."""
+    table = json.loads((ROOT / "chapters" / "zh" / "labels.json").read_text(encoding="utf-8"))
+    written = set()
+    sources = [c.source for p in sorted((ROOT / "chapters").glob("0*.ipynb"))
+               for c in nbformat.read(p, as_version=4).cells if c.cell_type == "code"]
+    sources += [p.read_text(encoding="utf-8") for p in (ROOT / "chapters").rglob("*.py")]
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        written |= {n.value for n in ast.walk(tree)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    stale = sorted(set(table["labels"]) - written)
+    assert not stale, f"labels.json names labels no code writes: {stale}"
+    assert all(isinstance(v, str) and v for v in table["labels"].values())
