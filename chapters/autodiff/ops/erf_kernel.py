@@ -19,8 +19,9 @@ The two pieces, both odd in x (erf(-x) = -erf(x)):
   for large x). Past |x| = 4, erf rounds to +-1 in float32, so |x| is clamped
   there.
 
-p and q are least-squares polynomial fits, made once at import, to scipy's
-float64 values at Chebyshev points of their intervals.
+p and q are least-squares polynomial fits to scipy's float64 values at Chebyshev
+points of their intervals, made once, at the first call (not at import: importing
+the engine stays quick).
 
 GELU needs less: x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 the normal CDF,
 only to float32's absolute accuracy, since adding 1 to erf rounds away
@@ -46,14 +47,23 @@ Phi keeps that absolute error, not a relative one: it is not
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 from numpy.polynomial import polynomial
-from scipy import special
 
 _POINTS = 4000
 _TAIL_END = 4.0           # |x| beyond which float32 erf is +-1
 _TAIL_CENTRE = 0.625      # the middle of 1/x over the tail: 1/4 <= 1/x <= 1
+
+
+@cache
+def _special():
+    """scipy.special, imported on first use (about 0.3 s): only the fits and the
+    dtypes other than float32 need it, and importing the engine stays quick."""
+    from scipy import special
+
+    return special
 
 
 def _chebyshev_points(low: float, high: float) -> np.ndarray:
@@ -65,7 +75,7 @@ def _fit_near_zero(degree: int = 6) -> np.ndarray:
     """Coefficients of p(t) ~ erf(sqrt t)/sqrt t - 1 on 0 <= t <= 1 (float32)."""
     t = _chebyshev_points(0.0, 1.0)
     x = np.sqrt(t)
-    ratio = np.where(x > 0, special.erf(x) / np.where(x > 0, x, 1), 2 / np.sqrt(np.pi))
+    ratio = np.where(x > 0, _special().erf(x) / np.where(x > 0, x, 1), 2 / np.sqrt(np.pi))
     return polynomial.polyfit(t, ratio - 1, degree).astype(np.float32)
 
 
@@ -73,11 +83,8 @@ def _fit_tail(degree: int = 7) -> np.ndarray:
     """Coefficients of q(u) ~ e^(x^2) erfc(x) at u = 1/x, in powers of
     u - 0.625 (centred, so the coefficients stay small) on 1/4 <= u <= 1."""
     u = _chebyshev_points(1 / _TAIL_END, 1.0)
-    return polynomial.polyfit(u - _TAIL_CENTRE, special.erfcx(1 / u), degree).astype(np.float32)
+    return polynomial.polyfit(u - _TAIL_CENTRE, _special().erfcx(1 / u), degree).astype(np.float32)
 
-
-_NEAR_ZERO = _fit_near_zero()
-_TAIL = _fit_tail()
 
 _CDF_END = 5.0            # |z| beyond which tanh(z r(z^2)) is +-1 in float32
 
@@ -86,7 +93,7 @@ def _fit_cdf(degree: int = 9, rounds: int = 10) -> np.ndarray:
     """Coefficients of r(t) ~ artanh(erf z) / z at t = z^2 on 0 < z <= 5 (float32),
     fitted for the error they cause in x Phi(x) (see the module docstring)."""
     z = _chebyshev_points(0.0, _CDF_END)[:-1]     # z = 0 is the last point: left out
-    c = special.erfc(z)
+    c = _special().erfc(z)
     target = 0.5 * np.log((2 - c) / c) / z         # artanh(1 - c), exact for tiny c
     weight = c * (2 - c) * z * (1 + z)             # (1 - erf^2) z (1 + z)
     for _ in range(rounds):
@@ -96,7 +103,10 @@ def _fit_cdf(degree: int = 9, rounds: int = 10) -> np.ndarray:
     return coefficients.astype(np.float32)
 
 
-_CDF = _fit_cdf()
+@cache
+def _fits() -> dict[str, np.ndarray]:
+    """The three polynomials: erf near 0, erf's tail, and the normal CDF's r."""
+    return {"near": _fit_near_zero(), "tail": _fit_tail(), "cdf": _fit_cdf()}
 
 
 def _horner(z: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
@@ -118,12 +128,13 @@ def _erf_float32(x: np.ndarray) -> np.ndarray:
     from x (x^2 clamped is the clamped |x| squared, bit for bit), so three
     arrays and one mask serve all the steps: a fresh array of this size can
     cost more in page faults than the arithmetic done in it."""
+    fits = _fits()
     scratch = np.abs(x)
     inside = scratch < 1
     u = np.clip(scratch, 1, _TAIL_END, out=scratch)   # the tail's |x| ...
     np.divide(1, u, out=u)
     u -= np.float32(_TAIL_CENTRE)                     # ... as u = 1/|x| - 0.625
-    erf_x = _horner(u, _TAIL)                         # e^(x^2) erfc(|x|)
+    erf_x = _horner(u, fits["tail"])                  # e^(x^2) erfc(|x|)
     e = np.multiply(x, x, out=scratch)
     np.clip(e, 1, _TAIL_END ** 2, out=e)
     np.negative(e, out=e)
@@ -132,7 +143,7 @@ def _erf_float32(x: np.ndarray) -> np.ndarray:
     np.subtract(1, erf_x, out=erf_x)
     t = np.multiply(x, x, out=scratch)
     np.clip(t, 0, 1, out=t)                           # the near piece's x^2
-    near = _horner(t, _NEAR_ZERO)
+    near = _horner(t, fits["near"])
     xc = np.clip(x, -1, 1, out=scratch)               # its x; +-1 (the sign) outside
     near *= xc
     near += xc                                        # x + x p(x^2)
@@ -148,10 +159,10 @@ def normal_cdf(x: np.ndarray) -> np.ndarray:
     accuracy: float32 by the one tanh of the module docstring, any other dtype
     by scipy (in float64)."""
     if x.dtype != np.float32:
-        return special.ndtr(x)
+        return _special().ndtr(x)
     z = np.multiply(x.reshape(-1), np.float32(1 / math.sqrt(2)))  # 0-d too: an array
     np.clip(z, -_CDF_END, _CDF_END, out=z)
-    r = _horner(z * z, _CDF)
+    r = _horner(z * z, _fits()["cdf"])
     r *= z
     np.tanh(r, out=r)
     r += 1
@@ -164,4 +175,4 @@ def erf(x: np.ndarray) -> np.ndarray:
     other dtype by scipy (in float64)."""
     if x.dtype == np.float32:
         return _erf_float32(x.reshape(-1)).reshape(x.shape)  # 0-d too: one code path
-    return special.erf(x)
+    return _special().erf(x)

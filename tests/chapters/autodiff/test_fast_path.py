@@ -225,7 +225,10 @@ def test_normal_cdf_op_and_its_derivative_match_torchs_ndtr(dtype):
     ours = ad.tensor(x, requires_grad=True)
     theirs = torch.tensor(x, requires_grad=True)
     out, expected = apply("normal_cdf", (ours,)), torch.special.ndtr(theirs)
-    assert_close(out.data, expected, rtol=0, atol=1e-7, what="Phi")
+    # each float32 result may be up to one rounding off the true value, torch's too:
+    # against float64 truth within 1e-7, against torch within two float32 steps at 1
+    assert np.abs(out.data - special.ndtr(x.astype(np.float64))).max() <= 1e-7
+    assert_close(out.data, expected, rtol=0, atol=2.4e-7, what="Phi vs torch")
     cotangent = RNG.standard_normal(200).astype(dtype)
     out.backward(ad.tensor(cotangent))
     expected.backward(torch.tensor(cotangent))
