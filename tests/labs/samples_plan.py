@@ -21,7 +21,7 @@ import copy
 import nbformat
 
 from autograder.notebook import exercise_meta, read_notebook, solution_only, strip_solutions
-from autograder.release import release_notebook
+from autograder.release import INSTRUCTOR_TAG, release_notebook
 from autograder.spec import load_lab
 
 from .labkit import LAB_IDS, LABS_DIR
@@ -99,6 +99,8 @@ def _replace_solution(source: str, replacement: str) -> str:
 
 
 def _clear(nb):
+    """Outputs cleared and the instructor's cells dropped, as a learner's copy has them."""
+    nb.cells = [c for c in nb.cells if INSTRUCTOR_TAG not in c.metadata.get("tags", [])]
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
