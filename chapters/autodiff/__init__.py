@@ -176,15 +176,6 @@ from .ops.grids import (
     tril_indices,
     triu_indices,
 )
-from .ops.index_ops import (
-    index_add,
-    index_copy,
-    index_fill,
-    index_put,
-    index_put_,
-    take,
-    take_along_dim,
-)
 from .ops.norms import dist, norm
 from .ops.products import addcdiv, addcmul, addmm, addmv, mm, mv
 from .ops.rearrange import diag, flip, repeat, roll, tile, tril, triu
@@ -195,6 +186,15 @@ from .ops.search import bucketize, histc, isin, searchsorted
 from .ops.select import gather, index_select, masked_fill, nonzero, scatter, scatter_add
 from .ops.sorting import argsort, msort, sort, topk, unique
 from .ops.split import chunk, moveaxis, movedim, narrow, split, tensor_split, unbind, unflatten
+from .ops.take_put import (
+    index_add,
+    index_copy,
+    index_fill,
+    index_put,
+    index_put_,
+    take,
+    take_along_dim,
+)
 from .ops.transcendental import (
     acosh,
     arccosh,
@@ -261,7 +261,7 @@ __all__ += [  # elementwise math and rounding (ops.elementwise, ops.rounding)
     "dist", "linalg", "norm",  # ops.norms, and torch.linalg's namespace
 ]
 __all__ += ["autograd", "utils"]
-__all__ += [  # ops.grids, ops.blocks, ops.index_ops, ops.search
+__all__ += [  # ops.grids, ops.blocks, ops.take_put, ops.search
     "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "combinations", "meshgrid",
     "tril_indices", "triu_indices", "block_diag", "cdist", "kron", "trace",
     "index_add", "index_copy", "index_fill", "index_put", "index_put_", "take",

@@ -30,13 +30,13 @@ from .ops import (  # noqa: F401  (these op families attach methods twinned here
     comparison,
     contract,
     elementwise,
-    index_ops,
     products,
     rearrange,
     rounding,
     scan,
     scatter_reduce,
     select,
+    take_put,
 )
 from .tensor import Tensor
 

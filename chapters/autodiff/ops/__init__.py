@@ -11,7 +11,7 @@ arith           add, sub, mul, div, pow, maximum, minimum, where, compare, dropo
 bitwise         bitwise_and/or/xor/not, bitwise_left/right_shift (& | ^ ~ << >>)
 unary           neg, exp, log, sqrt, abs, tanh, sigmoid, relu, sign, leaky_relu,
                 clamp, cast
-normal          erf, normal_cdf (Phi), gelu
+erf_gelu        erf, normal_cdf (Phi), gelu
 elementwise     sin, cos, tan, asin, acos, atan, log2, log10, log1p, expm1,
                 isnan, isinf, isfinite, isclose, copysign (lerp: a composition)
 transcendental  reciprocal, exp2, sinh, cosh, asinh, acosh, atanh, sinc; deg2rad,
@@ -24,7 +24,7 @@ reduce          sum, mean, amax, amin, var, logsumexp, softmax, log_softmax
 scan            cumsum, cumprod, prod, logical_reduce (all, any; cummax/cummin: a gather)
 shape           reshape, transpose, permute, broadcast_to, cat, stack
 rearrange       flip, roll, repeat, tile, tril, triu, diag: compositions, no rules
-index           getitem (and its adjoint), gather, scatter_add, embedding
+gather          getitem (and its adjoint), gather, scatter_add, embedding
 select          scatter (gather, scatter_add, index_select, masked_fill: compositions)
 scatter_reduce  scatter_reduce (sum, prod, mean, amax, amin)
 sorting         sort, argsort, topk, unique: numpy permutations read with gather
@@ -40,12 +40,12 @@ norms           vector_norm (p-norms, its rule), matrix_norm, norm, dist (compos
 conv            im2col, col2im, conv2d (stride, padding, dilation, groups)
 pool            max_pool2d, avg_pool2d (ceil_mode, dilation, count_include_pad)
 conv_transpose  conv_transpose2d (conv2d's input adjoint, run forward)
-norm            layer_norm, batch_norm
+normalization   layer_norm, batch_norm
 pad             pad (constant, reflect, replicate, circular) and its adjoint
 grids           meshgrid, broadcast_tensors, broadcast_shapes, cartesian_prod,
                 combinations, tril_indices, triu_indices (expand, getitem: no rules)
 blocks          block_diag, kron, trace, cdist (cat, mul, diag, vector_norm: no rules)
-index_ops       take, take_along_dim, index_add/copy/fill/put and their in-place
+take_put        take, take_along_dim, index_add/copy/fill/put and their in-place
                 forms (getitem, gather, scatter, scatter_add: no rules)
 search          isin, searchsorted, bucketize, histc (positions and counts, no gradient)
 stacking        hstack, vstack, dstack, column_stack, row_stack, atleast_1d/2d/3d, rot90,
@@ -76,13 +76,12 @@ from . import (
     conv_transpose,
     count,
     elementwise,
+    erf_gelu,
+    gather,
     grids,
-    index,
-    index_ops,
     linalg,
     logcumsumexp,
-    norm,
-    normal,
+    normalization,
     norms,
     pad,
     pool,
@@ -100,12 +99,14 @@ from . import (
     split,
     stacking,
     stats,
+    take_put,
     transcendental,
     unary,
 )
 
 __all__ = ["aliases", "arith", "binary_math", "bitwise", "blocks", "comparison", "contract",
-           "conv", "conv_transpose", "count", "elementwise", "grids", "index", "index_ops",
-           "linalg", "logcumsumexp", "norm", "normal", "norms", "pad", "pool", "products",
+           "conv", "conv_transpose", "count", "elementwise", "erf_gelu", "gather", "grids",
+           "linalg", "logcumsumexp", "normalization", "norms", "pad", "pool", "products",
            "quantile", "rearrange", "reduce", "rounding", "scan", "scatter_reduce", "search",
-           "select", "shape", "sorting", "split", "stacking", "stats", "transcendental", "unary"]
+           "select", "shape", "sorting", "split", "stacking", "stats", "take_put",
+           "transcendental", "unary"]

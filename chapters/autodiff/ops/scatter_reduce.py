@@ -24,7 +24,7 @@ from ..dtypes import check_implemented
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
 from .common import masked
-from .index import along_axis_index
+from .gather import along_axis_index
 from .select import checked_index, index_array, written_mask
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,

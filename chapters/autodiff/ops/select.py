@@ -21,7 +21,7 @@ from ..functions import where as _where
 from ..rules import register
 from ..tensor import Tensor, apply, tensor_method
 from .common import masked
-from .index import along_axis_index
+from .gather import along_axis_index
 
 _INTEGER = "iu"
 

@@ -224,7 +224,7 @@ OPS = {
     "diff": (lambda L, F, a: a.diff(dim=1), 1),
     "repeat_interleave": (lambda L, F, a: a.repeat_interleave(2, dim=0), 1),
     # grids, blocks, reading and writing by position, searching (ops.grids, blocks,
-    # index_ops, search)
+    # take_put, search)
     "meshgrid": (lambda L, F, a, b: L.meshgrid(a[0], b[0], indexing="ij")[1], 2),
     "broadcast_tensors": (lambda L, F, a, b: L.broadcast_tensors(a[:1], b)[0], 2),
     "broadcast_shapes": (lambda L, F, a: a[0].expand(L.broadcast_shapes((4,), (2, 1))), 1),

@@ -899,8 +899,7 @@ def _errors_by_entry() -> dict[str, list[ErrorInput]]:
 
 def _build() -> list[OpEntry]:
     from tests.chapters.autodiff.opdb_elem import entries as elem_entries
-    from tests.chapters.autodiff.opdb_fnn import entries as fnn_entries
-    from tests.chapters.autodiff.opdb_func import entries as func_entries
+    from tests.chapters.autodiff.opdb_functional import entries as functional_entries
     from tests.chapters.autodiff.opdb_math import entries as math_entries
     from tests.chapters.autodiff.opdb_rand import entries as rand_entries
     from tests.chapters.autodiff.opdb_split import entries as split_entries
@@ -909,8 +908,8 @@ def _build() -> list[OpEntry]:
     entries = (_unary_entries() + _binary_entries() + _reduction_entries() + _sorting_entries()
                + _shape_entries() + _indexing_entries() + _contraction_entries()
                + _nn_entries() + _cast_entries() + _inplace_entries() + _promotion_entries()
-               + func_entries() + math_entries() + split_entries() + struct_entries()
-               + elem_entries() + rand_entries() + stats_entries() + fnn_entries())
+               + functional_entries() + math_entries() + split_entries() + struct_entries()
+               + elem_entries() + rand_entries() + stats_entries())
     by_name = {e.name: e for e in entries}
     for name, errors in ERRORS.items():
         by_name[name].errors += errors

@@ -1,5 +1,5 @@
 """Op-table entries for the grid, block, position-indexing and search ops
-(chapters/autodiff/ops/grids.py, blocks.py, index_ops.py, search.py);
+(chapters/autodiff/ops/grids.py, blocks.py, take_put.py, search.py);
 opdb._build adds them."""
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ from chapters.graph.ops import REGISTRY
 
 ROOT = Path(chapters.autodiff.__file__).parent
 PACKAGE = "chapters.autodiff"
-#: imports inside functions that are there on purpose: module -> imported module
-LAZY = {f"{PACKAGE}.data": {"sklearn.datasets"}}
+#: imports inside functions that are there on purpose (each takes a good part of a second,
+#: and only one rarely used path needs it): module -> imported module
+LAZY = {f"{PACKAGE}.data": {"sklearn.datasets"}, f"{PACKAGE}.ops.erf_kernel": {"scipy"}}
 
 
 def module_name(path: Path) -> str:
