@@ -2,7 +2,7 @@
 scatter_add, scatter_reduce, index_select, masked_fill, ``x.where`` and nonzero.
 
 gather and scatter_add are the two sides of one linear map
-(:mod:`.index` registers them): z = gather(x, dim, index) has
+(:mod:`.gather` registers them): z = gather(x, dim, index) has
 dL/dx = scatter_add(g, dim, index), and the other way round. ``scatter``
 *replaces* elements, so it is registered here with its own rule: the
 overwritten elements of x get no gradient, and src gets g read back at

@@ -5,7 +5,7 @@ with the output z where that is cheaper (e^x, tanh, sigmoid, sqrt).
 neg, exp, log, sqrt, abs, tanh, sigmoid and relu have chapter 1's kernels
 (:mod:`chapters.graph.ops`) and their rules are rows of one table,
 :data:`SIMPLE_RULES`; sign, leaky_relu, clamp and cast are defined here with their shape rules
-(erf and GELU: :mod:`.normal`).
+(erf and GELU: :mod:`.erf_gelu`).
 """
 
 from __future__ import annotations
