@@ -213,3 +213,18 @@ def test_self_check_cells_get_a_note_that_they_need_a_kernel():
     assert [len(c.get("outputs", [])) for c in nb.cells if c is not checked] == [0, 0, 0]
     assert build_site.mark_self_checks(nb, build_site.CHINESE.self_check_note) == 1
     assert "运行中的内核" in checked.outputs[0]["data"]["text/html"]
+
+
+def test_a_prediction_shows_its_guess_box_without_its_source():
+    import nbformat
+
+    build_site = _build_site_module()
+    box = nbformat.v4.new_output("display_data", data={
+        "text/html": "<div class='vizkit-prediction'>guess box</div>", "text/plain": "[box]"})
+    hidden = nbformat.v4.new_code_cell('with prediction(why="SECRET WHY") as answer:\n'
+                                       '    assert 6 == 6', outputs=[box])
+    hidden.metadata.update(jupyter={"source_hidden": True}, tags=["hide-input"])
+    shown = nbformat.v4.new_code_cell("visible_code = 1")
+    page = build_site.to_page(nbformat.v4.new_notebook(cells=[hidden, shown]), "t")
+    assert "guess box" in page and "visible_code" in page
+    assert "SECRET WHY" not in page and "assert 6 == 6" not in page
