@@ -2,8 +2,9 @@
 
 torch gives most value-computing Tensor methods a twin with a trailing
 underscore that overwrites x instead of returning a new tensor. Here each
-twin is built from its out-of-place method by one recipe, the same one the
-hand-written in-place ops of :mod:`.tensor` follow (``add_``, ``clamp_``):
+twin is built from its out-of-place method by one recipe (``add_`` and ``+=``
+included), the same one the hand-written writes of :mod:`.tensor` follow
+(``fill_``, ``copy_``):
 
 1. refuse what the engine's in-place ops refuse (``Tensor._check_inplace``:
    a leaf that requires grad under grad mode, or any operand in the history,
@@ -42,6 +43,7 @@ from .tensor import Tensor
 
 #: out-of-place methods whose torch in-place twin is ``name + "_"``
 TWINS = (
+    "add", "sub", "mul", "div", "clamp",
     "abs", "neg", "sign", "relu", "sigmoid", "tanh", "exp", "expm1", "log", "log2", "log10",
     "log1p", "sqrt", "rsqrt", "square", "erf", "sin", "cos", "tan", "asin", "acos", "atan",
     "arcsin", "arccos", "arctan", "floor", "ceil", "round", "trunc", "fix", "frac",

@@ -621,36 +621,6 @@ class Tensor(TensorBase):
                 "from torch here to keep the graph simple). Use the out-of-place form "
                 "(y = x + z) or run the update under no_grad().")
 
-    def _inplace(self, op: str, other, ufunc) -> Tensor:
-        """self = self (ufunc) other in place; the result must fit self's dtype."""
-        self._check_inplace(op, other)
-        value = other.data if isinstance(other, Tensor) else other
-        result = dtypes.result_dtype([self.data, value])
-        if ufunc is np.true_divide and not dtypes.is_floating(result):
-            result = dtypes.float32  # true division of integers is floating
-        if ufunc is np.subtract:
-            dtypes.check_no_bool_sub(self, value)
-        dtypes.check_castable(op, result, self.data.dtype)
-        ufunc(self.data, value, out=self.data, casting="unsafe")
-        self._vbox[0] += 1
-        return self
-
-    def add_(self, other, alpha=1) -> Tensor:
-        if alpha != 1:
-            other = (other.data if isinstance(other, Tensor) else np.asarray(other)) * alpha
-        return self._inplace("add_", other, np.add)
-
-    def sub_(self, other, alpha=1) -> Tensor:
-        if alpha != 1:
-            other = (other.data if isinstance(other, Tensor) else np.asarray(other)) * alpha
-        return self._inplace("sub_", other, np.subtract)
-
-    def mul_(self, other) -> Tensor:
-        return self._inplace("mul_", other, np.multiply)
-
-    def div_(self, other) -> Tensor:
-        return self._inplace("div_", other, np.true_divide)
-
     def addcmul_(self, a, b, value=1) -> Tensor:
         dtypes.check_implemented("addcmul_", self.data.dtype, bool_ok=False)
         return self.add_(_arrays(a) * _arrays(b) * value)
@@ -661,15 +631,6 @@ class Tensor(TensorBase):
     def lerp_(self, end, weight) -> Tensor:
         dtypes.check_implemented("lerp_", self.data.dtype, bool_ok=False, integer_ok=False)
         return self.add_((_arrays(end) - self.data) * weight)
-
-    def clamp_(self, min=None, max=None) -> Tensor:
-        """``clamp``, written back into this tensor (its dtype must hold the result)."""
-        self._check_inplace("clamp_")
-        result = self.detach().clamp(min, max)
-        dtypes.check_castable("clamp_", result.dtype, self.data.dtype)
-        self.data[...] = result.data
-        self._vbox[0] += 1
-        return self
 
     def zero_(self) -> Tensor:
         return self.fill_(0)

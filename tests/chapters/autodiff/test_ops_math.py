@@ -230,6 +230,11 @@ _CALLS = {
         "multiply_", "subtract_", "divide_", "true_divide_", "greater_", "less_",
         "greater_equal_", "less_equal_", "not_equal_")},
     "xlogy_": (_M, lambda lib, x, y: x.xlogy_(y), (np.abs(_M[::-1]) + 0.5,)),
+    "add_": (_M, lambda lib, x, y: x.add_(y, alpha=2), (_M[::-1] + 0.25,)),
+    "sub_": (_M, lambda lib, x, y: x.sub_(y, alpha=0.5), (_M[0],)),  # broadcast
+    "mul_": (_M, lambda lib, x, y: x.mul_(y), (_M[::-1] + 0.25,)),
+    "div_": (_M, lambda lib, x, y: x.div_(y, rounding_mode="floor"), (_M[::-1] + 0.25,)),
+    "clamp_": (_M, lambda lib, x: x.clamp_(-1, 1), ()),
     "clip_": (_M, lambda lib, x: x.clip_(-1, 1), ()),
     "clamp_min_": (_M, lambda lib, x: x.clamp_min_(0.5), ()),
     "clamp_max_": (_M, lambda lib, x: x.clamp_max_(-0.5), ()),
