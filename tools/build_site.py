@@ -186,7 +186,7 @@ def error_outputs(nb) -> list[str]:
 
 
 # a chapter in the same folder (02_x.ipynb) or, from a Chinese page, an English one (../02_x.ipynb)
-_CHAPTER_LINK = re.compile(r'href="((?:\.\./)?\d\d_[A-Za-z0-9_]+)\.ipynb(#[^"]*)?"')
+_CHAPTER_LINK = re.compile(r'href="((?:\.\./)?(?:\d\d|appendix)_[A-Za-z0-9_]+)\.ipynb(#[^"]*)?"')
 # ../labs/L/... from an English chapter, ../../labs/L/... from a Chinese one
 _LAB_LINK = re.compile(r'href="(?:\.\./)+labs/([A-Za-z0-9_]+)[^"]*"')
 

@@ -46,7 +46,8 @@ def problems(path: Path, text: str) -> list[str]:
         if bare.endswith("/"):
             found.append(f"links to the folder {target!r}: link a file")
         resolved = (path.parent / bare).resolve()
-        if re.fullmatch(r"\d\d_\w+\.ipynb", resolved.name) and resolved.parent.name != "zh":
+        chapter = re.fullmatch(r"(\d\d|appendix)_\w+\.ipynb", resolved.name)
+        if chapter and resolved.parent.name != "zh":
             found.append(f"links to the English chapter {target!r}")
     for english, chinese in CHECKER_WORDS.items():
         for quoted in re.findall(rf"[“\"']{re.escape(english)}[”\"']", text):
