@@ -88,7 +88,7 @@ LANGUAGE = "zh-CN"
 EDITIONS = ("chapters/00_start_here.ipynb", "chapters/01_computational_graphs.ipynb",
             "chapters/02_automatic_differentiation.ipynb", "chapters/03_distributed_training.ipynb",
             "chapters/04_mixed_precision.ipynb", "chapters/05_training_loop.ipynb",
-            "chapters/06_capstone_gpt.ipynb",
+            "chapters/06_capstone_gpt.ipynb", "chapters/appendix_compiler_ablation.ipynb",
             "labs/lab1_graph/source.ipynb", "labs/lab2_autodiff/source.ipynb",
             "labs/lab3_distributed/source.ipynb", "labs/lab4_amp/source.ipynb")
 GLOSSARY = ROOT / "chapters" / "zh" / "glossary.json"
