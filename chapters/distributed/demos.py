@@ -6,6 +6,8 @@ program on a simulated world, or compare its results with one process."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 import chapters.autodiff.functional as F
@@ -58,23 +60,25 @@ def train_single(model, x, y, steps: int, lr: float = 0.1) -> list[float]:
 def ddp_training(group: Group, x, y, steps: int, hidden: int = 32, bucket_cap_mb=None,
                  lr: float = 0.1, hidden_layers: int = 1):
     """Data parallel: rank ``r`` trains on the ``r``-th slice of each batch.
-    Returns its parameters, bucket names, the timing of every bucket and each
-    step's ``loss.backward()`` interval (which includes DDP's final wait)."""
+    Returns its parameters, bucket names, the timing of every bucket, each
+    step's ``loss.backward()`` interval (which includes DDP's final wait) and
+    the CPU seconds the calling thread spent in it (``backward_cpu``)."""
     net = mlp(x.shape[1], hidden, y.shape[1], hidden_layers=hidden_layers)
     model = DistributedDataParallel(net, group, bucket_cap_mb=bucket_cap_mb)
     opt = optim.SGD(model.parameters(), lr=lr)
     shard = np.array_split(np.arange(len(x)), group.world_size)[group.rank]
-    backward = []
+    backward, backward_cpu = [], []
     for _ in range(steps):
         opt.zero_grad()
         loss = F.mse_loss(model(Tensor(x[shard])), Tensor(y[shard]))
-        start = group.now()
+        start, cpu = group.now(), time.thread_time()
         loss.backward()
         backward.append((start, group.now()))
+        backward_cpu.append(time.thread_time() - cpu)
         opt.step()
     return {"params": {n: np.array(p.data) for n, p in net.named_parameters()},
             "buckets": [b.names for b in model.buckets], "events": model.events,
-            "backward": backward}
+            "backward": backward, "backward_cpu": backward_cpu}
 
 
 def hybrid_training(group: Group, x, y, steps: int, tp: int, hidden: int = 32,
@@ -112,13 +116,24 @@ def link_and_ddp(group: Group, x, y, steps: int, hidden: int = 256, hidden_layer
     """The notebook's one real multi-process run: fit alpha and beta from
     ping-pongs, then train a deep MLP with DDP. A 4 KiB cap closes a bucket at
     every weight, so each Linear layer is one bucket and the later layers'
-    buckets are all-reduced while backward still computes the earlier ones."""
+    buckets are all-reduced while backward still computes the earlier ones.
+    ``plain_backward``: (wall, CPU) seconds of each step's backward of the same
+    MLP without DDP, on the same ranks, for comparison."""
     group.check_shapes = False
     times = measure_p2p(group, P2P_SIZES, repeats=5)
     alpha, beta = fit_alpha_beta(P2P_SIZES, times)
     out = ddp_training(group, x, y, steps, hidden=hidden, bucket_cap_mb=bucket_cap_mb,
                        hidden_layers=hidden_layers)
-    out.update(alpha=alpha, beta=beta, p2p=list(zip(P2P_SIZES, times, strict=True)))
+    net = mlp(x.shape[1], hidden, y.shape[1], hidden_layers=hidden_layers)
+    shard = np.array_split(np.arange(len(x)), group.world_size)[group.rank]
+    plain = []
+    for _ in range(steps):
+        loss = F.mse_loss(net(Tensor(x[shard])), Tensor(y[shard]))
+        start, cpu = group.now(), time.thread_time()
+        loss.backward()
+        plain.append((group.now() - start, time.thread_time() - cpu))
+    out.update(alpha=alpha, beta=beta, p2p=list(zip(P2P_SIZES, times, strict=True)),
+               plain_backward=plain)
     return out
 
 

@@ -87,8 +87,8 @@ def launch(fn, world_size: int, *args, backend: str = "gloo", timeout: float = 6
     """Run ``fn(group, *args, **kwargs)`` on ``world_size`` real processes.
 
     ``backend`` is ``"gloo"`` (CPU) or ``"nccl"`` (one GPU per rank).
-    ``timeout`` bounds the whole run, start-up included. Each rank's torch uses
-    ``threads_per_rank`` intra-op threads (1 by default: ranks share the cores).
+    ``timeout`` bounds the whole run, start-up included. Each rank's torch and
+    numpy BLAS use ``threads_per_rank`` threads (1 by default: ranks share the cores).
     ``start_method="fork"`` copies the calling process instead (no imports at
     all: the fastest start, for a notebook whose kernel has not yet run torch
     operations — forking after torch started its thread pools can hang);

@@ -13,6 +13,7 @@ import os
 from datetime import timedelta
 
 import numpy as np
+import threadpoolctl
 import torch
 import torch.distributed as dist
 
@@ -95,6 +96,9 @@ def join_local_world(rank: int, world_size: int, port: int, backend: str, timeou
     127.0.0.1:``port`` (what :func:`~.launcher.launch` runs in each rank), with
     ``threads`` intra-op threads and, for NCCL, one GPU per rank."""
     torch.set_num_threads(threads)
+    # numpy's BLAS too: the engines' matmuls run there, and two ranks with two spinning
+    # BLAS threads each on two cores made chapter 3's 2 ms backward take 10-300 ms
+    threadpoolctl.threadpool_limits(threads)
     device = "cpu"
     if backend == "nccl":
         torch.cuda.set_device(rank % torch.cuda.device_count())

@@ -20,6 +20,13 @@ def test_interleaved_medians_calls_round_robin_after_warmup():
     assert set(timings) == {"a", "b"} and all(t.rounds == 5 for t in timings.values())
 
 
+def test_interleaved_medians_reads_the_clock_it_is_given():
+    ticks = iter(range(100))
+    timings = interleaved_medians({"a": lambda: None}, repeats=5, number=2,
+                                  clock=lambda: float(next(ticks)))
+    assert timings["a"].median == 0.5          # each round: one tick for two calls
+
+
 def test_interleaved_medians_needs_five_repeats():
     with pytest.raises(ValueError, match="at least 5 repeats"):
         interleaved_medians({"a": lambda: None}, repeats=3)
