@@ -4,10 +4,10 @@ For one MLP training step (forward, cross-entropy, backward, SGD) this prints
 the time of the same step with the AMP machinery added — autocast only, the
 GradScaler only, both — as a ratio to the plain float32 step, for this course's
 engine and for torch (``torch.autocast("cpu")`` + ``torch.amp.GradScaler("cpu")``)
-measured in the same run. On a CPU low precision buys no speed (there are no
-tensor cores; numpy has no bfloat16 BLAS, so the engine computes those kernels in
-float32 and rounds), so the ratios measure overhead: casts, hook dispatch,
-inf checks and unscaling.
+measured in the same run. On a CPU low precision makes the step slower, not
+faster (there are no tensor cores; numpy has no bfloat16 BLAS, so the engine casts
+each operand, computes in float32 and rounds), so the ratios measure overhead:
+casts, hook dispatch, inf checks and unscaling.
 
     python bench/amp_bench.py [--steps 15] [--width 256] [--batch 256]
 """

@@ -20,7 +20,7 @@ never drift apart. Four details make it fast, as in ``torch.nn.parallel.Distribu
    background communication thread, so that backward keeps computing earlier
    layers' gradients meanwhile. Python's GIL stands between the two threads:
    left alone, the interpreter hands the GIL to the waiting thread only every
-   5 ms (``sys.getswitchinterval()``), about as long as this backward takes,
+   5 ms (``sys.getswitchinterval()``), longer than this small backward takes,
    so the hook waits until an idle communication thread has begun (its
    all-reduce then blocks on sockets, which releases the GIL). torch's
    reducer is C++ and needs no such hand-over. Buckets start in bucket order on every rank
