@@ -52,3 +52,9 @@ def test_one_title_style_for_numbered_chapters():
 def test_the_mechanical_fixes_make_the_text_pass(rule):
     assert typography.problems(typography.fixed(WRONG[rule]), "sample") == []
 
+
+
+def test_every_chinese_text_of_the_course_passes():
+    found = typography.all_problems()
+    assert not found, (f"{len(found)} typography problem(s); `python tools/zh_typography.py "
+                       "--fix` makes the mechanical fixes:\n" + "\n".join(map(str, found[:40])))
