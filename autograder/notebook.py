@@ -24,6 +24,8 @@ from pathlib import Path
 
 import nbformat
 
+from .messages import MESSAGES
+
 EXERCISE_TAG = "exercise"
 SUPPORT_TAG = "support"
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
@@ -43,8 +45,10 @@ class ExerciseCell:
     source: str
 
 
-def stub_line(exercise_id: str) -> str:
-    return f'raise NotImplementedError("{exercise_id}: write your solution here")'
+def stub_line(exercise_id: str, language: str = "en") -> str:
+    """What a release writes in place of a solution, in the release's language."""
+    message = MESSAGES[language]["stub"].format(id=exercise_id)
+    return f'raise NotImplementedError("{message}")'
 
 
 def read_notebook(path: Path | str):
@@ -175,7 +179,7 @@ def solution_regions(source: str) -> list[tuple[int, int, str]]:
     return regions
 
 
-def strip_solutions(source: str, exercise_id: str) -> str:
+def strip_solutions(source: str, exercise_id: str, language: str = "en") -> str:
     """Replace every solution region (markers included) by the stub line."""
     regions = solution_regions(source)
     if not regions:
@@ -185,7 +189,7 @@ def strip_solutions(source: str, exercise_id: str) -> str:
     last = 0
     for begin, end, indent in regions:
         out.extend(lines[last:begin])
-        out.append(indent + stub_line(exercise_id))
+        out.append(indent + stub_line(exercise_id, language))
         last = end + 1
     out.extend(lines[last:])
     return "\n".join(out)

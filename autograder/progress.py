@@ -56,10 +56,12 @@ import labs
 from chapters.language import language_of_path
 
 from .check import report_language
+from .messages import MESSAGES
 from .progress_view import ProgressReport
 
-STUB = 'raise NotImplementedError("{id}: write your solution here")'
-"""What ``release`` puts in place of a solution (:func:`autograder.notebook.stub_line`)."""
+STUBS = tuple(f'raise NotImplementedError("{table["stub"]}")' for table in MESSAGES.values())
+"""What ``release`` puts in place of a solution, in each language
+(:func:`autograder.notebook.stub_line`)."""
 
 COURSE_ROOT = Path(chapters.__file__).resolve().parent.parent
 SKIPPED_FOLDERS = ("__pycache__", "node_modules", "site-packages")
@@ -233,7 +235,8 @@ def found_in(path: Path, known: dict[str, Exercise]) -> list[Found]:
             sources = [_source(cells[i]) for i in indices]
             found.append(Found("lab", eid, lab, path, mtime, sources,
                                _heading(cells, indices[-1]),
-                               not all(STUB.format(id=eid) in s for s in sources), language))
+                               not all(any(stub.format(id=eid) in s for stub in STUBS)
+                                       for s in sources), language))
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code" or _exercise_id(cell):
             continue

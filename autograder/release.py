@@ -115,7 +115,8 @@ def release_notebook(lab: LabSpec, language: str = "en"):
             continue
         if cell.cell_type == "code":
             meta = exercise_meta(cell)
-            cell.source = strip_solutions(cell.source, meta["id"] if meta else "this cell")
+            cell.source = strip_solutions(cell.source, meta["id"] if meta else "this cell",
+                                          language)
             cell.outputs = []
             cell.execution_count = None
         cell.get("metadata", {}).pop("execution", None)

@@ -151,7 +151,9 @@ def test_default_search_leaves_out_instructor_sources_and_samples():
                    for part in p.relative_to(progress.COURSE_ROOT).parts[:-1])
 
 
-def test_the_stub_it_looks_for_is_the_release_stub():
+def test_the_stubs_it_looks_for_are_the_release_stubs_in_each_language():
     from autograder.notebook import stub_line
 
-    assert progress.STUB.format(id="fold_constants") == stub_line("fold_constants")
+    assert ([stub.format(id="fold_constants") for stub in progress.STUBS]
+            == [stub_line("fold_constants", language) for language in ("en", "zh")])
+    assert "在这里写下你的解答" in stub_line("fold_constants", "zh")

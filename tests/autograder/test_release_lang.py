@@ -58,8 +58,8 @@ def test_the_chinese_release_has_the_english_code_and_public_cases(both_releases
     zh_nb = nbformat.read(chinese / f"{LAB}.ipynb", as_version=4)
     assert code_apart_from_strings(zh_nb) == code_apart_from_strings(en_nb)
     assert any(CHINESE.search(source) for _, _, source in code_cells(zh_nb))  # printed lines
-    assert any('raise NotImplementedError("topological_sort: write your solution here")'
-               in source for _, _, source in code_cells(zh_nb))
+    assert any('raise NotImplementedError("topological_sort：在这里写下你的解答")'
+               in source for _, _, source in code_cells(zh_nb))  # the stub speaks Chinese too
     en_cases = json.loads((english / "public_cases.json").read_text())
     zh_cases = json.loads((chinese / "public_cases.json").read_text())
     assert zh_cases.pop("language") == "zh-CN" and "language" not in en_cases
