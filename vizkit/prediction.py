@@ -36,13 +36,15 @@ from IPython.utils.capture import capture_output
 from vizkit.strings import check_table, words
 
 TEXT = check_table({
-    "en": {"guess": "Your guess", "check": "Check", "placeholder": "type your guess",
+    "en": {"guess": "Your guess", "guess_label": "Your guess:", "check": "Check",
+           "placeholder": "type your guess",
            "empty": "Make a guess first.", "right": "Right.",
            "wrong": "Not quite: the answer is {answer}.", "open": "Your guess: {guess}.",
            "answer": "What the cell measured:", "why": "Why",
            "plain": "[a prediction: open this cell in JupyterLab or on the course site to "
                     "guess, then see the answer]"},
-    "zh": {"guess": "你的猜测", "check": "核对", "placeholder": "输入你的猜测",
+    "zh": {"guess": "你的猜测", "guess_label": "你的猜测：", "check": "核对",
+           "placeholder": "输入你的猜测",
            "empty": "请先写下猜测。", "right": "猜对了。",
            "wrong": "不完全对：答案是 {answer}。", "open": "你的猜测：{guess}。",
            "answer": "这个单元格测得：", "why": "为什么",
@@ -147,7 +149,7 @@ def guess_box(answer: Answer, revealed_html: str, why: str) -> str:
     why_html = _render_markdown(why)
     return f"""<div id="{box}" class="vizkit-prediction" data-rule="{rule_b64}"
  style="border-left:3px solid #7a6; padding:.4em .8em; margin:.3em 0">
-<b>{said['guess']}:</b> {field_html}
+<b>{said['guess_label']}</b> {field_html}
 <button type="button" class="vizkit-prediction-check">{said['check']}</button>
 <span class="vizkit-prediction-verdict" style="margin-left:.8em"></span>
 <div class="vizkit-prediction-answer" hidden>
