@@ -216,6 +216,7 @@ ENGLISH = {
     "rp_scores_text": ("{count} submissions. Mean {mean} of {max} ({pct}), median {median}, "
                        "lowest {low}, highest {high}. {full} scored full marks and {zero} "
                        "scored 0. The most common range is {lo}–{hi} points ({n} students)."),
+    "rp_bin": "{lo}–{hi}",
     "rp_fig_exercises": "Exercises",
     "rp_passed_every": "passed every case",
     "rp_mean_score": "mean score",
@@ -451,7 +452,8 @@ CHINESE = {
     "rp_axis_students": "学生人数",
     "rp_scores_text": ("共 {count} 份提交。平均 {mean} 分（满分 {max}，{pct}），中位数 {median}"
                        "，最低 {low}，最高 {high}。{full} 人满分，{zero} 人 0 分。人数最多的分数"
-                       "段是 {lo}–{hi} 分（{n} 人）。"),
+                       "段是 {lo}～{hi} 分（{n} 人）。"),
+    "rp_bin": "{lo}～{hi}",
     "rp_fig_exercises": "练习",
     "rp_passed_every": "全部测试用例通过",
     "rp_mean_score": "平均得分",

@@ -363,7 +363,7 @@ def _layout(fig, title: str, height: int = 380):
 
 def score_figure(s: ClassSummary):
     """Histogram of total scores (bars over ``s.bins``)."""
-    labels = [f"{_num(lo)}–{_num(hi)}" for lo, hi, _ in s.bins]
+    labels = [s.say("rp_bin", lo=_num(lo), hi=_num(hi)) for lo, hi, _ in s.bins]
     hover = s.say("rp_hover_scores", x="%{x}", y="%{y}") + "<extra></extra>"
     fig = go.Figure(go.Bar(x=labels, y=[n for *_, n in s.bins], marker_color="#3e7cb1",
                            hovertemplate=hover))
