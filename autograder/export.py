@@ -249,7 +249,8 @@ def feedback_markdown(book: Gradebook, lab: LabSpec, student: str) -> str:
     submission was graded in."""
     sub = _submission(book, lab, student)
     language = submission_language(sub)
-    out = ["# " + message(language, "fb_title", title=lab.title, student=md_escape(student)),
+    title = lab.title_in(language)
+    out = ["# " + message(language, "fb_title", title=title, student=md_escape(student)),
            "", "**" + message(language, "fb_total", score=_fmt(sub["score"]),
                               max=_fmt(sub["max_score"])) + "**", ""]
     if sub["status"] != "graded":
@@ -341,10 +342,10 @@ def feedback_html(book: Gradebook, lab: LabSpec, student: str) -> str:
     sub = _submission(book, lab, student)
     language = submission_language(sub)
     e = html.escape
-    title = message(language, "fb_title", title=lab.title, student=student)
+    title = message(language, "fb_title", title=lab.title_in(language), student=student)
     total = message(language, "fb_total", score=_fmt(sub["score"]), max=_fmt(sub["max_score"]))
     parts = [f"<!doctype html><html lang='{HTML_LANG[language]}'><meta charset='utf-8'>"
-             f"<title>{e(lab.title)}: {e(student)}</title>",
+             f"<title>{e(lab.title_in(language))}: {e(student)}</title>",
              "<style>body{font-family:sans-serif;max-width:70em;margin:auto}"
              ".passed{color:#1a7f37}.bad{color:#cf222e}"
              "code,pre{white-space:pre-wrap}</style>",

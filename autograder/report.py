@@ -280,15 +280,16 @@ def class_summary(book: Gradebook, lab: LabSpec) -> ClassSummary:
     totals = {s["student"]: s["score"] or 0.0 for s in submissions}
     max_score = max(s["max_score"] or 0.0 for s in submissions)
     failing = [c for c in cases if c["status"] in FAILURES]
+    language = class_language(submissions)
     return ClassSummary(
-        lab=lab.id, title=lab.title, gradebook=str(book.path), totals=totals,
+        lab=lab.id, title=lab.title_in(language), gradebook=str(book.path), totals=totals,
         max_score=max_score, bins=score_bins(list(totals.values()), max_score),
         exercises=_exercise_stats(order, exercises, cases), cases=_case_stats(order, cases),
         messages=_tally(failing, lambda c: headline(c["status"], c["message"])),
         exceptions=_tally(failing, exception_class),
         seconds=_seconds(submissions, exercises),
         not_attempted=_not_attempted(submissions, exercises),
-        language=class_language(submissions))
+        language=language)
 
 
 # ---------------------------------------------------------------------------- rendering

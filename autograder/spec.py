@@ -114,6 +114,11 @@ class LabSpec:
     title: str
     exercises: tuple[Exercise, ...]
     source: Path
+    title_zh: str = ""
+
+    def title_in(self, language: str) -> str:
+        """The lab's title in ``language``; English where it has no translation."""
+        return self.title_zh if language == "zh" and self.title_zh else self.title
 
     def exercise(self, exercise_id: str) -> Exercise:
         for ex in self.exercises:

@@ -13,7 +13,7 @@ The rules (the ones d2l-zh and most Chinese technical books follow):
 * **～** for a range of numbers ("8～16 倍"), not a hyphen or dash;
 * **one digit grouping**: thousands separated by commas ("16,384"), never by spaces;
 * **%** right after its number ("25%"), without a space;
-* **one title style** for numbered chapters: "# 第 N 章 · 标题";
+* **one title style** for numbered chapters and labs: "# 第 N 章 · 标题", "# 实验 N · 标题";
 * **no bold around punctuation**: ``**`` does not open after, or close before, a
   punctuation mark ("**、损失缩放**" bolds the comma).
 
@@ -47,8 +47,8 @@ RULES = [
 BOLD = re.compile(r"\*\*([^*\n]+?)\*\*")   # left to right, so each pair is one bold span
 PUNCTUATION = "、，。：；？！"
 BOLD_RULE = "bold around punctuation: keep the mark outside **…**"
-TITLE = re.compile(r"^# 第 \d+ 章 · \S")
-NUMBERED_TITLE = re.compile(r"^#\s+(?:第\s*\d+\s*章|\d+\s*[·—-])")
+TITLE = re.compile(r"^# (?:第 \d+ 章|实验 \d+) · \S")
+NUMBERED_TITLE = re.compile(r"^#\s+(?:第\s*\d+\s*章|实验\s*\d+|\d+\s*[·—-])")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def prose(text: str) -> str:
     return NOT_PROSE.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def problems(text: str, where: str, first_cell: bool = False) -> list[Problem]:
+def problems(text: str, where: str) -> list[Problem]:
     """Every rule ``text`` (Chinese markdown or a displayed string) breaks."""
     found = []
     plain = prose(text)
@@ -78,9 +78,10 @@ def problems(text: str, where: str, first_cell: bool = False) -> list[Problem]:
         inner = match.group(1)
         if inner[0] in PUNCTUATION or inner[-1] in PUNCTUATION:
             found.append(Problem(where, BOLD_RULE, match.group(0)))
-    heading = text.lstrip().splitlines()[0] if first_cell and text.strip() else ""
-    if NUMBERED_TITLE.match(heading) and not TITLE.match(heading):
-        found.append(Problem(where, "chapter title: write '# 第 N 章 · 标题'", heading))
+    for heading in (line for line in text.splitlines() if line.startswith("# ")):
+        if NUMBERED_TITLE.match(heading) and not TITLE.match(heading):
+            found.append(Problem(where, "title: write '# 第 N 章 · 标题' or '# 实验 N · 标题'",
+                                 heading))
     return found
 
 
@@ -150,9 +151,9 @@ def catalog_problems(path: Path) -> list[Problem]:
     catalog = json.loads(path.read_text(encoding="utf-8"))
     name = path.relative_to(ROOT).as_posix()
     found = []
-    for index, (cell_id, entry) in enumerate(catalog.get("cells", {}).items()):
+    for cell_id, entry in catalog.get("cells", {}).items():
         if entry.get("zh"):
-            found += problems("\n".join(entry["zh"]), f"{name} cell {cell_id}", index == 0)
+            found += problems("\n".join(entry["zh"]), f"{name} cell {cell_id}")
     for cell_id, entries in catalog.get("strings", {}).items():
         for entry in entries:
             if entry.get("zh") and not entry.get("keep"):

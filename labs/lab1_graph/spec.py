@@ -370,6 +370,7 @@ FROM_SCRATCH = ("torch",)
 LAB = LabSpec(
     id="lab1_graph",
     title="Lab 1 — Computational graphs: the passes a compiler runs",
+    title_zh="实验 1 · 计算图：编译器要跑的那些 pass",
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("topological_sort", "order_or_cycle", TOPO, ref_order_or_cycle, compare="equal",

@@ -198,6 +198,7 @@ FROM_SCRATCH = ("torch",)
 LAB = LabSpec(
     id="lab2_autodiff",
     title="Lab 2 — Automatic differentiation: reverse mode by hand",
+    title_zh="实验 2 · 自动微分：亲手实现反向模式",
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("unbroadcast", "unbroadcast", UNBROADCAST, ref_unbroadcast, rtol=1e-10,

@@ -202,6 +202,7 @@ FROM_SCRATCH = ("torch",)
 LAB = LabSpec(
     id="lab3_distributed",
     title="Lab 3 — Distributed training: the algorithms under the API",
+    title_zh="实验 3 · 分布式训练：API 底下的算法",
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("ring_all_reduce", "all_reduce_report", RING, ref_all_reduce_report,

@@ -243,6 +243,7 @@ FROM_SCRATCH = ("torch", "ml_dtypes")
 LAB = LabSpec(
     id="lab4_amp",
     title="Lab 4 — Mixed precision: float16 from the bits up",
+    title_zh="实验 4 · 混合精度：从比特开始理解 float16",
     source=Path(__file__).with_name("source.ipynb"),
     exercises=(
         Exercise("round_to_fp16", "round_to_fp16", ROUND, ref_round_to_fp16, rtol=0.0,

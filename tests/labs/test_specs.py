@@ -1,6 +1,8 @@
 """Every lab's spec is consistent with its source notebook, and the source's
 solutions pass every case (public and hidden) against the trusted reference."""
 
+import re
+
 import pytest
 
 from autograder.notebook import exercise_points, read_notebook
@@ -56,3 +58,10 @@ def test_readme_lists_every_exercise_with_its_points(lab_id):
         cells = [c.strip() for c in row.split("|")]
         assert cells[2] == f"`{ex.function}`" and float(cells[3]) == points[ex.id]
         assert cells[4] == f"{len(ex.public_cases)} / {len(ex.hidden_cases)}"
+
+
+@pytest.mark.parametrize("lab_id", LAB_IDS)
+def test_each_lab_has_a_chinese_title_for_chinese_feedback_and_reports(lab_id):
+    lab = load_lab(lab_id)
+    assert re.fullmatch(r"实验 \d · \S.*", lab.title_in("zh")), lab.title_in("zh")
+    assert lab.title_in("en") == lab.title

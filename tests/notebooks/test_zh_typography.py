@@ -40,12 +40,13 @@ def test_correct_text_code_and_maths_pass(text):
     assert typography.problems(text, "sample") == []
 
 
-def test_one_title_style_for_numbered_chapters():
-    assert typography.problems("# 第 2 章 · 自动微分", "t", first_cell=True) == []
+def test_one_title_style_for_numbered_chapters_and_labs():
+    assert typography.problems("# 第 2 章 · 自动微分\n\n# 实验 1 · 计算图", "t") == []
+    assert typography.problems("# 实验 1 — 计算图", "t")
     for title in ("# 第 2 章 — 自动微分", "# 05 · 综合实战"):
-        assert typography.problems(title, "t", first_cell=True)
+        assert typography.problems(title, "t")
         assert typography.fixed(title).startswith("# 第 ")
-        assert typography.problems(typography.fixed(title), "t", first_cell=True) == []
+        assert typography.problems(typography.fixed(title), "t") == []
 
 
 @pytest.mark.parametrize("rule", [r for r in WRONG if not r.startswith("ASCII")])
