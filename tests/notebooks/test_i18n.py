@@ -319,12 +319,15 @@ def test_the_readmes_link_each_other_and_the_chinese_readmes_links_resolve():
 @pytest.mark.parametrize("english", EDITIONS, ids=IDS)
 def test_no_translation_wraps_a_line_inside_chinese_text(english):
     """Markdown joins a wrapped line with a space, which shows as a gap inside a
-    Chinese sentence: a paragraph of Chinese stays on one line."""
+    Chinese sentence: a paragraph of Chinese stays on one line. (Lines of a fenced
+    code block are code, with Chinese comments: they are left alone.)"""
     wide = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
     continues = re.compile(r"^\s*[^\s*|#>\-\d`]")
+    fenced = re.compile(r"^\s*```.*?^\s*```", re.DOTALL | re.MULTILINE)
     wrapped = []
     for cell_id, entry in i18n.load_catalog(english)["cells"].items():
-        zh = entry.get("zh") or []
+        prose = fenced.sub("", "\n".join(entry.get("zh") or []))
+        zh = prose.split("\n")
         wrapped += [f"cell {cell_id}: {line!r}" for line, after in pairwise(zh)
                     if line.strip() and wide.search(line[-1]) and continues.match(after)
                     and not line.lstrip().startswith(("|", "#"))]
