@@ -64,7 +64,9 @@ class Claim:
             f"<code style='margin-right:0.8em'>{html.escape(name)} = "
             f"{html.escape(format_value(v))}</code>" for name, v in self.evidence.items())
         said = words(WORDS)
-        note = f"<br><small>{said['measured']}: {items}</small>" if items else ""
+        # the numbers back the sentence; they wait, collapsed, for a reader who asks
+        note = (f"<details style='margin-left:1.2em'><summary><small>{said['measured']}"
+                f"</small></summary><small>{items}</small></details>") if items else ""
         return (f"<div class='vizkit-claim'><span title='{said['checked']}'>✓</span> "
                 f"{html.escape(self.text)}{note}</div>")
 

@@ -33,10 +33,12 @@ def test_a_claim_without_evidence_says_so_when_it_fails():
         claim("it works", False)
 
 
-def test_the_evidence_label_is_english_by_default():
-    assert "measured: <code" in Claim("a < b", True, {"ratio": 0.5})._repr_html_()
+def test_the_evidence_is_collapsed_under_an_english_label_by_default():
+    page = Claim("a < b", True, {"ratio": 0.5})._repr_html_()
+    assert "<details" in page and "<summary><small>measured</small></summary>" in page
+    assert page.index("</summary>") < page.index("ratio = 0.5") < page.index("</details>")
 
 
 def test_the_evidence_label_speaks_chinese_in_the_chinese_edition(chinese):
     page = Claim("a < b", True, {"ratio": 0.5})._repr_html_()
-    assert "实测: " in page and "measured" not in page and "ratio = 0.5" in page
+    assert "<small>实测</small>" in page and "measured" not in page and "ratio = 0.5" in page
