@@ -106,10 +106,15 @@ def test_ddp_buffers_follow_torch(ranks):
 
 
 def _torchrun(*target: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         *target, "tests/programs/ddp_no_sync.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=240)
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+             *target, "tests/programs/ddp_no_sync.py"],
+            cwd=ROOT, capture_output=True, text=True, timeout=240)
+        # real torch's gloo teardown now and then aborts a rank after the program has
+        # finished ("terminate called without an active exception"): run it once more
+        if done.returncode == 0 or target or "terminate called" not in done.stderr:
+            break
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     # the two ranks share one pipe, so one's line may run into the other's: match up to the end
     lines = re.findall(r"rank \d/2: .*?loss \S+ -> -?\d+\.\d{4}", done.stdout)
