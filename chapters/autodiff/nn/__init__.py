@@ -14,6 +14,8 @@ from . import init, utils
 from .activation import (
     CELU,
     ELU,
+    GELU,
+    GLU,
     SELU,
     Hardsigmoid,
     Hardswish,
@@ -22,66 +24,53 @@ from .activation import (
     LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
+    ReLU,
     ReLU6,
+    Sigmoid,
     SiLU,
     Softmax,
+    Softmin,
     Softplus,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import (
-    AdaptiveAvgPool2d,
-    AdaptiveMaxPool2d,
-    AvgPool1d,
-    AvgPool2d,
-    Conv1d,
-    ConvTranspose2d,
-    MaxPool1d,
-    MaxPool2d,
-)
-from .extra_layers import (
-    GLU,
-    Dropout1d,
-    Dropout2d,
-    PixelShuffle,
-    PixelUnshuffle,
-    PReLU,
-    Softmin,
-    Softsign,
-    Tanhshrink,
-    Threshold,
-    Unflatten,
-)
-from .extra_losses import Bilinear, MarginRankingLoss, TripletMarginLoss
-from .folding import Fold, Unfold
-from .instance_norm import InstanceNorm1d, InstanceNorm2d
-from .layers import (
-    GELU,
-    Conv2d,
-    Dropout,
-    Embedding,
-    Flatten,
-    Identity,
-    Linear,
-    ReLU,
-    Sigmoid,
-    Tanh,
-)
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
+from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
-    CosineSimilarity,
     CrossEntropyLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
     NLLLoss,
-    PairwiseDistance,
     SmoothL1Loss,
+    TripletMarginLoss,
 )
 from .module import Module, Parameter
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .pooling import (
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
+from .sparse import Embedding
 from .transformer import TransformerEncoderLayer
 
 sys.modules[f"{__name__}.functional"] = functional

@@ -5,21 +5,31 @@ repr, as torch's, but the engine always returns a new tensor."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..functional.activations import (
     celu,
     elu,
+    gelu,
+    glu,
     leaky_relu,
     log_softmax,
     logsigmoid,
     mish,
+    prelu,
+    relu,
     selu,
     silu,
     softmax,
+    softmin,
     softplus,
+    softsign,
+    tanhshrink,
+    threshold,
 )
 from ..functional.piecewise import hardsigmoid, hardswish, hardtanh
 from ..tensor import Tensor
-from .module import Module
+from .module import Module, Parameter
 
 
 def _with_inplace(text: str, inplace: bool) -> str:
@@ -179,3 +189,101 @@ class LogSigmoid(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return logsigmoid(x)
+
+
+class ReLU(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return relu(x)
+
+
+class GELU(Module):
+    """``x * Phi(x)``; ``approximate="tanh"`` uses the tanh formula, as torch."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return gelu(x, approximate=self.approximate)
+
+
+class Tanh(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x.tanh()
+
+
+class Sigmoid(Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return x.sigmoid()
+
+
+class Softmin(Module):
+    """softmax(-x) along ``dim`` (without ``dim``, torch's legacy choice)."""
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return softmin(x, self.dim, _stacklevel=MODULE_STACKLEVEL)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return softsign(x)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return tanhshrink(x)
+
+
+class Threshold(Module):
+    """x where x > ``threshold``, else ``value``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return threshold(x, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return _with_inplace(f"threshold={self.threshold}, value={self.value}", self.inplace)
+
+
+class GLU(Module):
+    """a * sigmoid(b) for the two halves a, b of the input along ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """x for x > 0, ``weight * x`` otherwise, with ``num_parameters`` learned
+    slopes (1, or one per input channel), all starting at ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, dtype=np.float32):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(np.full(num_parameters, init, dtype=dtype))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

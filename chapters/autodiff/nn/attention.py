@@ -22,7 +22,7 @@ import numpy as np
 from ..functional import layers as F
 from ..tensor import Tensor
 from . import init
-from .layers import Linear
+from .linear import Linear
 from .module import Module, Parameter
 
 

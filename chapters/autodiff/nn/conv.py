@@ -1,7 +1,5 @@
-"""More convolution and pooling layers with torch's names and arguments:
-``Conv1d``, ``ConvTranspose2d``, ``MaxPool1d/2d``, ``AvgPool1d/2d``,
-``AdaptiveAvgPool2d``, ``AdaptiveMaxPool2d``. Each holds its weights
-(initialised as torch) or options and calls one function of ``functional``."""
+"""Convolution layers (torch/nn/modules/conv.py): ``Conv1d``, ``Conv2d`` and
+``ConvTranspose2d``, with torch's arguments, initialisation and reprs."""
 
 from __future__ import annotations
 
@@ -9,15 +7,7 @@ import math
 
 import numpy as np
 
-from ..functional.convolution import conv1d, conv_transpose2d
-from ..functional.pooling import (
-    adaptive_avg_pool2d,
-    adaptive_max_pool2d,
-    avg_pool1d,
-    avg_pool2d,
-    max_pool1d,
-    max_pool2d,
-)
+from ..functional.convolution import conv1d, conv2d, conv_transpose2d
 from ..tensor import Tensor
 from . import init
 from .module import Module, Parameter
@@ -108,108 +98,39 @@ class ConvTranspose2d(Module):
         return conv_extra_repr(self, 2)
 
 
-class MaxPool2d(Module):
-    """``max_pool2d`` with its options stored (stride defaults to the kernel)."""
+class Conv2d(Module):
+    """2-D cross-correlation, weight ``(out_channels, in_channels / groups, kh, kw)``.
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 return_indices: bool = False, ceil_mode: bool = False):
+    Initialised as torch: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` with
+    ``fan_in = in_channels / groups * kh * kw``, for weight and bias.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
+                 padding=0, dilation=1, groups: int = 1, bias: bool = True, dtype=np.float32):
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv2d: groups={groups} must divide in_channels {in_channels} "
+                             f"and out_channels {out_channels}")
+        kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding = (kh, kw), stride, padding
+        self.dilation, self.groups = dilation, groups
+        self.weight = Parameter(np.zeros((out_channels, in_channels // groups, kh, kw),
+                                         dtype=dtype))
+        self.register_parameter("bias", Parameter(np.zeros(out_channels, dtype=dtype))
+                                if bias else None)
+        self.reset_parameters()
 
-    def forward(self, x: Tensor):
-        return max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    def extra_repr(self) -> str:
-        stride = self.kernel_size if self.stride is None else self.stride
-        return (f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
-
-
-class AvgPool2d(Module):
-    """``avg_pool2d`` with its options stored (stride defaults to the kernel)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override: int | None = None):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
-        self.divisor_override = divisor_override
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
-        return avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
-        stride = self.kernel_size if self.stride is None else self.stride
-        return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
-
-
-class MaxPool1d(Module):
-    """``max_pool1d`` with its options stored (stride defaults to the kernel)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
-                 return_indices: bool = False, ceil_mode: bool = False):
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, x: Tensor):
-        return max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
-
-
-def _one_tuple(value) -> tuple[int]:
-    """``3`` or ``(3,)`` -> ``(3,)``, as torch's AvgPool1d stores its sizes."""
-    return tuple(value) if isinstance(value, tuple | list) else (value,)
-
-
-class AvgPool1d(Module):
-    """``avg_pool1d`` with its options stored (stride defaults to the kernel)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True):
-        super().__init__()
-        self.kernel_size = _one_tuple(kernel_size)
-        self.stride = self.kernel_size if stride is None else _one_tuple(stride)
-        self.padding = _one_tuple(padding)
-        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
-
-    def forward(self, x: Tensor) -> Tensor:
-        return avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
-    """``adaptive_avg_pool2d``: the mean over each of ``output_size`` windows
-    that tile the input, whatever its size (``1`` is global average pooling)."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, x: Tensor) -> Tensor:
-        return adaptive_avg_pool2d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveMaxPool2d(AdaptiveAvgPool2d):
-    """``adaptive_max_pool2d``: the maximum over each adaptive window."""
-
-    def __init__(self, output_size, return_indices: bool = False):
-        super().__init__(output_size)
-        self.return_indices = return_indices
-
-    def forward(self, x: Tensor) -> Tensor:
-        return adaptive_max_pool2d(x, self.output_size, self.return_indices)
+        return conv_extra_repr(self, 2)

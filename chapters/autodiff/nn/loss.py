@@ -1,15 +1,16 @@
-"""Losses and distances as modules: thin wrappers over ``functional`` with torch's defaults."""
+"""Losses as modules (torch/nn/modules/loss.py): thin wrappers over ``functional``
+with torch's defaults."""
 
 from __future__ import annotations
 
 from ..functional.distances import (
-    cosine_similarity,
     huber_loss,
     kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
-    pairwise_distance,
     smooth_l1_loss,
+    triplet_margin_loss,
 )
 from ..functional.losses import (
     binary_cross_entropy,
@@ -142,23 +143,27 @@ class KLDivLoss(Module):
         return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-class CosineSimilarity(Module):
-    """The cosine of the angle between x1 and x2 along ``dim`` (``cosine_similarity``)."""
+class MarginRankingLoss(Module):
+    """max(0, -y (x1 - x2) + margin), reduced (``margin_ranking_loss``)."""
 
-    def __init__(self, dim: int = 1, eps: float = 1e-8):
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
         super().__init__()
-        self.dim, self.eps = dim, eps
+        self.margin, self.reduction = margin, reduction
 
-    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return cosine_similarity(x1, x2, self.dim, self.eps)
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
 
 
-class PairwiseDistance(Module):
-    """``||x1 - x2 + eps||_p`` along the last dim (``pairwise_distance``)."""
+class TripletMarginLoss(Module):
+    """max(0, d(a, pos) - d(a, neg) + margin), reduced (``triplet_margin_loss``)."""
 
-    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
-        self.norm, self.eps, self.keepdim = p, eps, keepdim
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+        self.reduction = reduction
 
-    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
+                                   self.swap, self.reduction)

@@ -20,7 +20,8 @@ import numpy as np
 from ..functional import activations as F
 from ..tensor import Tensor
 from .attention import MultiheadAttention
-from .layers import Dropout, Linear
+from .dropout import Dropout
+from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
