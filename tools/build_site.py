@@ -58,6 +58,11 @@ from nbconvert.preprocessors import TagRemovePreprocessor
 
 ROOT = Path(__file__).resolve().parents[1]
 PLOTLY_JS = "plotly.min.js"
+# the shipped MathJax (jupyter-server-mathjax) holds only the STIX-Web fonts: without this
+# MathJax asks for its TeX font files, finds none, and shows a prime as "[Math Processing Error]"
+MATHJAX_FONTS = ('<script type="text/x-mathjax-config">MathJax.Hub.Config({"HTML-CSS": '
+                 '{availableFonts: [], preferredFont: null, webFont: "STIX-Web", '
+                 'imageFont: null}});</script>')
 # wide graph drawings scroll sideways at full size instead of running off the page
 FIT_SVG = "<style>.jp-RenderedSVG, .jp-RenderedImage { overflow-x: auto; }</style>"
 SWITCH_CSS = ("<style>.language-switch { text-align: right; padding: .4em 1.5em 0; "
@@ -218,7 +223,7 @@ def to_page(nb, title: str, edition: Edition = ENGLISH, page: str = "",
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     # nbconvert's language_code accepts only two-letter codes, so the tag is set here
     body = re.sub(r"<html[^>]*>", f'<html lang="{edition.language}">', body, count=1)
-    head = f'<script src="{up}{PLOTLY_JS}"></script>\n{FIT_SVG}\n{SWITCH_CSS}\n'
+    head = f'{MATHJAX_FONTS}\n<script src="{up}{PLOTLY_JS}"></script>\n{FIT_SVG}\n{SWITCH_CSS}\n'
     body = body.replace("<head>", "<head>\n" + head + alternate_links(page, edition, others), 1)
     # require.js (from a CDN) only serves the widget viewer, which the site drops.
     body = body.replace(f'<script src="{exporter.require_js_url}"></script>', "")

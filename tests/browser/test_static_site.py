@@ -228,3 +228,24 @@ def test_a_prediction_shows_its_guess_box_without_its_source():
     page = build_site.to_page(nbformat.v4.new_notebook(cells=[hidden, shown]), "t")
     assert "guess box" in page and "visible_code" in page
     assert "SECRET WHY" not in page and "assert 6 == 6" not in page
+
+
+@pytest.mark.browser
+def test_a_prime_and_other_formulas_typeset_with_the_shipped_fonts(site, chromium):
+    """The shipped MathJax holds only STIX-Web fonts: a page must not ask for the TeX
+    fonts, or a prime (f'(x)) shows as "[Math Processing Error]"."""
+    import nbformat
+
+    build_site = _build_site_module()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "The exact $f'(0.7)$, a step $h = 10^{-5}$ and $\\dfrac{dy}{dx} = 2x + 3$.")])
+    page_path = site / "formulas.html"
+    page_path.write_text(build_site.to_page(nb, "formulas"), encoding="utf-8")
+    context, _ = offline_context(chromium, lambda url: url.startswith("file://"))
+    page = context.new_page()
+    page.goto(page_path.as_uri())
+    page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+                           " && document.querySelectorAll('.MathJax').length >= 3", timeout=30_000)
+    errors = page.locator(".MathJax_Error").count()
+    context.close()
+    assert errors == 0
