@@ -342,10 +342,11 @@ def feedback_html(book: Gradebook, lab: LabSpec, student: str) -> str:
     sub = _submission(book, lab, student)
     language = submission_language(sub)
     e = html.escape
-    title = message(language, "fb_title", title=lab.title_in(language), student=student)
+    lab_title = lab.title_in(language)
+    title = message(language, "fb_title", title=lab_title, student=student)
     total = message(language, "fb_total", score=_fmt(sub["score"]), max=_fmt(sub["max_score"]))
     parts = [f"<!doctype html><html lang='{HTML_LANG[language]}'><meta charset='utf-8'>"
-             f"<title>{e(lab.title_in(language))}: {e(student)}</title>",
+             f"<title>{e(lab_title)}: {e(student)}</title>",
              "<style>body{font-family:sans-serif;max-width:70em;margin:auto}"
              ".passed{color:#1a7f37}.bad{color:#cf222e}"
              "code,pre{white-space:pre-wrap}</style>",

@@ -32,7 +32,7 @@ def step_of(lib, config: gpt.GPTConfig):
     model = gpt.build(lib, config)
     opt = gpt.optimizer(lib, model, config)
     x, y = (lib.from_numpy(a) for a in gpt.batch_at(config, 0, 0, 0, 1))
-    amp = None if config.amp_dtype == "float32" else getattr(lib, config.amp_dtype)
+    amp = gpt.autocast_dtype(lib, config)
 
     def step():
         with lib.autocast("cpu", dtype=amp, enabled=amp is not None):

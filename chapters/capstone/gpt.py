@@ -123,6 +123,12 @@ def batch_at(config: GPTConfig, step: int, micro: int, rank: int, world_size: in
     return x, y
 
 
+def autocast_dtype(torch, config: GPTConfig):
+    """The dtype of library ``torch`` that the step's autocast uses, or None when
+    ``config.amp_dtype`` is float32 (autocast off)."""
+    return None if config.amp_dtype == "float32" else getattr(torch, config.amp_dtype)
+
+
 def learning_rate(config: GPTConfig, step: int) -> float:
     """Linear warm-up to ``lr`` over ``warmup`` steps, then a cosine down to
     ``min_lr_ratio * lr`` at the last step."""

@@ -42,7 +42,7 @@ def comm_cost(torch, config: gpt.GPTConfig, repeats: int = 5) -> dict[str, Timin
     model, small = DDP(net), DDP(twin, bucket_cap_mb=SMALL_BUCKET_MB)
     params = list(net.parameters())
     x, y = (torch.from_numpy(a) for a in gpt.batch_at(config, 0, 0, rank, world))
-    amp = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}[config.amp_dtype]
+    amp = gpt.autocast_dtype(torch, config)
     reduce_seconds = []
 
     def forward_backward(sync: bool, model=model) -> None:

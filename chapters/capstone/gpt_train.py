@@ -77,7 +77,7 @@ def train(torch, config: gpt.GPTConfig, *, checkpoint: Path | None = None,
     net = gpt.build(torch, config)
     model = torch.nn.parallel.DistributedDataParallel(net) if world > 1 else net
     opt = gpt.optimizer(torch, net, config)
-    amp = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}[config.amp_dtype]
+    amp = gpt.autocast_dtype(torch, config)
     scaler = torch.amp.GradScaler("cpu", enabled=config.amp_dtype == "float16")
     history = {"loss": [], "val": [], "lr": [], "seconds": [], "skipped": []}
     start = 0

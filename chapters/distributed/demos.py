@@ -57,6 +57,11 @@ def train_single(model, x, y, steps: int, lr: float = 0.1) -> list[float]:
     return losses
 
 
+def _shard(group: Group, rows: int) -> np.ndarray:
+    """The rows of a batch this rank trains on: the ``rank``-th of equal slices."""
+    return np.array_split(np.arange(rows), group.world_size)[group.rank]
+
+
 def ddp_training(group: Group, x, y, steps: int, hidden: int = 32, bucket_cap_mb=None,
                  lr: float = 0.1, hidden_layers: int = 1):
     """Data parallel: rank ``r`` trains on the ``r``-th slice of each batch.
@@ -66,7 +71,7 @@ def ddp_training(group: Group, x, y, steps: int, hidden: int = 32, bucket_cap_mb
     net = mlp(x.shape[1], hidden, y.shape[1], hidden_layers=hidden_layers)
     model = DistributedDataParallel(net, group, bucket_cap_mb=bucket_cap_mb)
     opt = optim.SGD(model.parameters(), lr=lr)
-    shard = np.array_split(np.arange(len(x)), group.world_size)[group.rank]
+    shard = _shard(group, len(x))
     backward, backward_cpu = [], []
     for _ in range(steps):
         opt.zero_grad()
@@ -91,7 +96,7 @@ def hybrid_training(group: Group, x, y, steps: int, tp: int, hidden: int = 32,
     split = ParallelMLP.from_layers(full[0], nn.GELU(), full[2], tp_group)
     model = DistributedDataParallel(split, dp_group)
     opt = optim.SGD(model.parameters(), lr=lr)
-    shard = np.array_split(np.arange(len(x)), dp_group.world_size)[dp_group.rank]
+    shard = _shard(dp_group, len(x))
     for _ in range(steps):
         opt.zero_grad()
         F.mse_loss(model(Tensor(x[shard])), Tensor(y[shard])).backward()
@@ -125,7 +130,7 @@ def link_and_ddp(group: Group, x, y, steps: int, hidden: int = 256, hidden_layer
     out = ddp_training(group, x, y, steps, hidden=hidden, bucket_cap_mb=bucket_cap_mb,
                        hidden_layers=hidden_layers)
     net = mlp(x.shape[1], hidden, y.shape[1], hidden_layers=hidden_layers)
-    shard = np.array_split(np.arange(len(x)), group.world_size)[group.rank]
+    shard = _shard(group, len(x))
     plain = []
     for _ in range(steps):
         loss = F.mse_loss(net(Tensor(x[shard])), Tensor(y[shard]))
